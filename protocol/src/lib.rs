@@ -1,0 +1,23 @@
+//! JSON-RPC 2.0 and MCP message types, validation, error codes and the stdio framing codec.
+//!
+//! This crate is pure: it spawns no processes and sets up no logging. It is shared by the
+//! `mcp-echo-server` binary, the client library and the conformance harness.
+//!
+//! * [`message`]: the JSON-RPC 2.0 model ([`Message`], [`RequestId`]) and [`parse`], which tells
+//!   apart "not JSON" (-32700), "JSON of the wrong shape" (-32600) and batches.
+//! * [`error`]: [`ErrorCode`], [`ErrorObject`] and the per-frame [`FrameError`], mapped to wire
+//!   codes in exactly one place ([`FrameError::to_error_object`]).
+//! * [`mcp`]: protocol versions, method names and the MCP types an echo server needs.
+//! * [`codec`]: one tokio-util [`StdioCodec`] for newline-delimited JSON (the spec's stdio
+//!   framing), LSP-style `Content-Length` framing, and auto-detection of the two.
+
+pub mod codec;
+pub mod error;
+pub mod mcp;
+pub mod message;
+
+pub use crate::codec::{Framing, FramingMode, StdioCodec};
+pub use crate::error::{ErrorCode, ErrorObject, FrameError, InvalidMessage};
+pub use crate::message::{
+    parse, Incoming, Message, Notification, Outgoing, Request, RequestId, Response,
+};

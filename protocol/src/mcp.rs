@@ -1,0 +1,278 @@
+//! MCP protocol versions, method names, and the types an echo server needs.
+//!
+//! Field sets follow `schema/<version>/schema.ts` of the MCP specification. Optional fields
+//! are skipped when `None`, so a server can leave out what a negotiated version does not
+//! define (see [`ProtocolVersion`]'s feature predicates).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::message::RequestId;
+
+/// A protocol revision of the legacy era (with the `initialize` handshake).
+///
+/// Ordered by date, so `v >= ProtocolVersion::V2025_06_18` reads as "has what 2025-06-18 added".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ProtocolVersion {
+    V2024_11_05,
+    V2025_03_26,
+    V2025_06_18,
+    V2025_11_25,
+}
+
+impl ProtocolVersion {
+    /// Every version this crate speaks, oldest first.
+    pub const ALL: [ProtocolVersion; 4] = [
+        ProtocolVersion::V2024_11_05,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_11_25,
+    ];
+
+    /// The newest version: what a server answers when it does not support the client's.
+    pub const LATEST: ProtocolVersion = ProtocolVersion::V2025_11_25;
+
+    pub fn parse(s: &str) -> Option<ProtocolVersion> {
+        ProtocolVersion::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProtocolVersion::V2024_11_05 => "2024-11-05",
+            ProtocolVersion::V2025_03_26 => "2025-03-26",
+            ProtocolVersion::V2025_06_18 => "2025-06-18",
+            ProtocolVersion::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// `ToolAnnotations` were added in 2025-03-26.
+    pub fn has_tool_annotations(self) -> bool {
+        self >= ProtocolVersion::V2025_03_26
+    }
+
+    /// `title` (on tools and `Implementation`), `outputSchema` and `structuredContent` were
+    /// added in 2025-06-18.
+    pub fn has_structured_output(self) -> bool {
+        self >= ProtocolVersion::V2025_06_18
+    }
+
+    /// JSON-RPC batches exist only in 2025-03-26: added there, removed in 2025-06-18
+    /// (changelog item 1).
+    pub fn has_batches(self) -> bool {
+        self == ProtocolVersion::V2025_03_26
+    }
+}
+
+impl fmt::Display for ProtocolVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Method names used by the echo server (`schema.ts`, `method:` literals).
+pub mod methods {
+    pub const INITIALIZE: &str = "initialize";
+    pub const INITIALIZED: &str = "notifications/initialized";
+    pub const PING: &str = "ping";
+    pub const TOOLS_LIST: &str = "tools/list";
+    pub const TOOLS_CALL: &str = "tools/call";
+    pub const CANCELLED: &str = "notifications/cancelled";
+}
+
+/// Name and version of a client or server (`Implementation`; `title` since 2025-06-18).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Implementation {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub version: String,
+}
+
+/// `initialize` request params. All three members are required by every schema version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    pub protocol_version: String,
+    pub capabilities: Map<String, Value>,
+    pub client_info: Implementation,
+}
+
+/// `capabilities.tools` of a server.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsCapability {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_changed: Option<bool>,
+}
+
+/// The capabilities a server declares. Only what the echo server uses is typed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerCapabilities {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolsCapability>,
+}
+
+/// `initialize` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    pub protocol_version: String,
+    pub capabilities: ServerCapabilities,
+    pub server_info: Implementation,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// Behaviour hints for a tool (since 2025-03-26). Hints, not guarantees.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// A tool definition as listed by `tools/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub input_schema: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+}
+
+impl Tool {
+    /// The definition with only the fields `version` defines.
+    pub fn for_version(&self, version: ProtocolVersion) -> Tool {
+        let mut tool = self.clone();
+        if !version.has_structured_output() {
+            tool.title = None;
+            tool.output_schema = None;
+        }
+        if !version.has_tool_annotations() {
+            tool.annotations = None;
+        }
+        tool
+    }
+}
+
+/// `tools/list` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListToolsParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// `tools/list` result. A missing `nextCursor` means the list is complete.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    pub tools: Vec<Tool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `tools/call` params. `arguments` must be an object when present.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallToolParams {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+}
+
+/// A content block of a tool result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    Text {
+        text: String,
+    },
+    Image {
+        data: String,
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    Audio {
+        data: String,
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+    ResourceLink {
+        uri: String,
+        name: String,
+    },
+    Resource {
+        resource: Value,
+    },
+}
+
+impl ContentBlock {
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text { text: text.into() }
+    }
+}
+
+/// `tools/call` result. A tool that ran and failed sets `isError`: that is data for the model,
+/// not a JSON-RPC error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    pub content: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+}
+
+impl CallToolResult {
+    pub fn text(text: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![ContentBlock::text(text)],
+            structured_content: None,
+            is_error: None,
+        }
+    }
+
+    /// A tool execution error: the model reads `message` and can retry.
+    pub fn error(message: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![ContentBlock::text(message)],
+            structured_content: None,
+            is_error: Some(true),
+        }
+    }
+
+    /// The result with only the fields `version` defines.
+    pub fn for_version(mut self, version: ProtocolVersion) -> Self {
+        if !version.has_structured_output() {
+            self.structured_content = None;
+        }
+        self
+    }
+}
+
+/// `notifications/cancelled` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelledParams {
+    pub request_id: RequestId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
