@@ -3,7 +3,7 @@
 
 use bytes::BytesMut;
 use mcp_protocol::{
-    parse, ErrorCode, FrameError, Framing, FramingMode, Incoming, Message, StdioCodec,
+    parse, ErrorCode, FrameError, Framing, FramingMode, Incoming, Message, Outgoing, StdioCodec,
 };
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -321,7 +321,9 @@ fn auto_mode_answers_in_the_detected_framing() {
     reader.decode(&mut buf).unwrap().unwrap().unwrap();
     assert_eq!(writer.framing(), Some(Framing::ContentLength));
     let mut out = BytesMut::new();
-    writer.encode(reply.clone(), &mut out).unwrap();
+    writer
+        .encode(Outgoing::from(reply.clone()), &mut out)
+        .unwrap();
     assert_eq!(&out[..], &lsp(PING)[..]);
 
     // Detected newline-delimited: one compact line.
@@ -330,7 +332,7 @@ fn auto_mode_answers_in_the_detected_framing() {
     let mut buf = BytesMut::from(format!("{PING}\n").as_bytes());
     reader.decode(&mut buf).unwrap().unwrap().unwrap();
     let mut out = BytesMut::new();
-    writer.encode(reply, &mut out).unwrap();
+    writer.encode(Outgoing::from(reply), &mut out).unwrap();
     assert_eq!(&out[..], format!("{PING}\n").as_bytes());
 }
 

@@ -27,7 +27,7 @@ use serde::Serialize;
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::error::FrameError;
-use crate::message::{Incoming, Message, Outgoing};
+use crate::message::{Incoming, Outgoing};
 
 /// Default maximum message size: 16 MiB, as rmcp uses (rust-sdk PR #1049).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -196,14 +196,6 @@ impl Encoder<Outgoing> for StdioCodec {
     type Error = io::Error;
 
     fn encode(&mut self, item: Outgoing, dst: &mut BytesMut) -> io::Result<()> {
-        self.encode_value(&item, dst)
-    }
-}
-
-impl Encoder<Message> for StdioCodec {
-    type Error = io::Error;
-
-    fn encode(&mut self, item: Message, dst: &mut BytesMut) -> io::Result<()> {
         self.encode_value(&item, dst)
     }
 }

@@ -1,0 +1,17 @@
+//! `mcp-echo-server` as a library: the stdio MCP server loop, its lifecycle and dispatch, and
+//! the tool registry with the `echo` tool.
+//!
+//! The binary wires [`serve`] to stdin/stdout; tests wire it to an in-memory duplex.
+//! Logs go through `tracing`; the binary sends them to stderr, never stdout.
+
+mod config;
+mod error;
+mod serve;
+mod session;
+pub mod tools;
+
+pub use crate::config::Config;
+pub use crate::error::ServerError;
+pub use crate::serve::{serve, Exit};
+pub use crate::session::{Dispatch, ServerInfo, Session};
+pub use crate::tools::{default_tools, DuplicateTool, Tool, ToolCall, ToolRegistry};

@@ -1,0 +1,143 @@
+//! `mcp-echo-server`: an MCP server over stdio with one tool, `echo`.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, ValueEnum};
+use mcp_echo_server::{default_tools, serve, Config, Exit};
+use mcp_protocol::codec::DEFAULT_MAX_MESSAGE_BYTES;
+use mcp_protocol::FramingMode;
+use tracing_subscriber::EnvFilter;
+
+/// An MCP echo server over stdio.
+///
+/// It reads JSON-RPC messages on stdin and writes replies on stdout; logs go to stderr only.
+/// Launch it from an MCP client, for example: claude mcp add echo -- mcp-echo-server
+#[derive(Debug, Parser)]
+#[command(name = "mcp-echo-server", version)]
+struct Cli {
+    /// How messages are framed on stdin/stdout. `auto` detects newline-delimited JSON (the MCP
+    /// standard) or `Content-Length` headers from the first bytes and answers in kind.
+    #[arg(long, value_enum, default_value_t = FramingArg::Auto)]
+    framing: FramingArg,
+
+    /// The largest message accepted, in bytes. Larger ones get a -32600 error and are skipped.
+    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES as u64, value_name = "BYTES",
+          value_parser = clap::value_parser!(u64).range(64..=(1 << 32)))]
+    max_message_bytes: u64,
+
+    /// Log filter for stderr: off, error, warn, info, debug, trace, or a tracing directive
+    /// such as `mcp_echo_server=debug`. Overrides RUST_LOG. Default: RUST_LOG, else `info`.
+    #[arg(long, value_name = "LEVEL")]
+    log_level: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FramingArg {
+    Auto,
+    Ndjson,
+    ContentLength,
+}
+
+impl From<FramingArg> for FramingMode {
+    fn from(f: FramingArg) -> Self {
+        match f {
+            FramingArg::Auto => FramingMode::Auto,
+            FramingArg::Ndjson => FramingMode::Ndjson,
+            FramingArg::ContentLength => FramingMode::ContentLength,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Err(message) = init_logging(cli.log_level.as_deref()) {
+        eprintln!("mcp-echo-server: {message}");
+        return ExitCode::from(2);
+    }
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "mcp-echo-server speaks MCP (JSON-RPC) over stdin/stdout and is meant to be launched by an MCP client, \
+             e.g. `claude mcp add echo -- mcp-echo-server`. Type JSON-RPC messages one per line, or press Ctrl-D to exit."
+        );
+    }
+    let config = Config {
+        framing: cli.framing.into(),
+        max_message_bytes: usize::try_from(cli.max_message_bytes).unwrap_or(usize::MAX),
+        ..Config::default()
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp-echo-server: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        framing = ?config.framing,
+        max_message_bytes = config.max_message_bytes,
+        "serving MCP on stdio"
+    );
+    let result = runtime.block_on(serve(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        &config,
+        Arc::new(default_tools()),
+        shutdown_signal(),
+    ));
+    // tokio's stdin reads on a blocking thread that may still be parked in read(2) (after a
+    // signal); do not wait for it.
+    runtime.shutdown_background();
+    match result {
+        Ok(Exit::InputClosed | Exit::Shutdown | Exit::OutputClosed) => {
+            tracing::info!("exiting");
+            ExitCode::SUCCESS
+        }
+        Ok(Exit::DrainTimedOut) => ExitCode::FAILURE,
+        Ok(Exit::ReadFailed(_)) => ExitCode::FAILURE,
+        Err(e) => {
+            tracing::error!("writing to stdout failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(level: Option<&str>) -> Result<(), String> {
+    let filter = match level {
+        Some(directive) => EnvFilter::try_new(directive)
+            .map_err(|e| format!("invalid --log-level {directive:?}: {e}"))?,
+        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .init();
+    Ok(())
+}
+
+/// Completes on SIGTERM or SIGINT: both mean "answer what was read, flush, exit 0".
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (term, int) = match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(t), Ok(i)) => (t, i),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!("cannot listen for signals ({e}); only stdin EOF stops the server");
+            return std::future::pending().await;
+        }
+    };
+    let (mut term, mut int) = (term, int);
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM: finishing"),
+        _ = int.recv() => tracing::info!("SIGINT: finishing"),
+    }
+}

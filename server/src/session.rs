@@ -1,0 +1,289 @@
+//! One connection's lifecycle and method dispatch (legacy era, `basic/lifecycle.mdx`).
+//!
+//! `AwaitingInit --initialize--> Initialized --notifications/initialized--> Ready`.
+//! `ping` is answered in every state; `tools/*` only when ready, so a client that skips a
+//! handshake step is told which one.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use mcp_protocol::mcp::{
+    methods, CallToolParams, CancelledParams, Implementation, InitializeParams, InitializeResult,
+    ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities, ToolsCapability,
+};
+use mcp_protocol::{Message, Notification, Request, RequestId, Response};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::error::ServerError;
+use crate::tools::{ToolCall, ToolRegistry};
+
+/// Who the server says it is in the `initialize` result.
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    pub name: String,
+    pub title: Option<String>,
+    pub version: String,
+    pub instructions: Option<String>,
+}
+
+impl Default for ServerInfo {
+    fn default() -> Self {
+        ServerInfo {
+            name: env!("CARGO_PKG_NAME").to_owned(),
+            title: Some("MCP Echo Server".to_owned()),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            instructions: Some(
+                "Echo server for testing MCP clients: call the `echo` tool with {\"text\": \"...\"} and it returns the text unchanged."
+                    .to_owned(),
+            ),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    AwaitingInit,
+    /// `initialize` was answered; waiting for `notifications/initialized`.
+    Initialized(ProtocolVersion),
+    Ready(ProtocolVersion),
+}
+
+/// What the I/O loop must do with a message.
+pub enum Dispatch {
+    /// Nothing to send: a notification or a response.
+    Nothing,
+    /// Send this response now.
+    Reply(Response),
+    /// Run this to completion, then send its response, unless cancelled first.
+    Pending(RequestId, BoxFuture<'static, Response>),
+    /// `notifications/cancelled` for this request: abort it and send nothing for it.
+    Cancel(RequestId),
+}
+
+impl std::fmt::Debug for Dispatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dispatch::Nothing => f.write_str("Nothing"),
+            Dispatch::Reply(r) => f.debug_tuple("Reply").field(r).finish(),
+            Dispatch::Pending(id, _) => f.debug_tuple("Pending").field(id).finish(),
+            Dispatch::Cancel(id) => f.debug_tuple("Cancel").field(id).finish(),
+        }
+    }
+}
+
+/// The per-connection protocol state. Not shared: the I/O loop owns it and feeds it messages
+/// in arrival order, so lifecycle transitions need no locking.
+#[derive(Debug)]
+pub struct Session {
+    state: State,
+    tools: Arc<ToolRegistry>,
+    info: ServerInfo,
+}
+
+impl Session {
+    pub fn new(tools: Arc<ToolRegistry>, info: ServerInfo) -> Self {
+        Session {
+            state: State::AwaitingInit,
+            tools,
+            info,
+        }
+    }
+
+    /// The negotiated version, once `initialize` was answered.
+    pub fn version(&self) -> Option<ProtocolVersion> {
+        match self.state {
+            State::AwaitingInit => None,
+            State::Initialized(v) | State::Ready(v) => Some(v),
+        }
+    }
+
+    pub fn is_ready(&self) -> bool {
+        matches!(self.state, State::Ready(_))
+    }
+
+    pub fn handle(&mut self, message: Message) -> Dispatch {
+        match message {
+            Message::Request(req) => self.request(req),
+            Message::Notification(n) => self.notification(n),
+            Message::Response(r) => {
+                // This server sends no requests, so no response can be expected.
+                tracing::warn!(id = ?r.id, "ignoring a response sent to the server: it sends no requests");
+                Dispatch::Nothing
+            }
+        }
+    }
+
+    fn request(&mut self, req: Request) -> Dispatch {
+        let Request { id, method, params } = req;
+        let outcome = match method.as_str() {
+            methods::PING => Ok(Value::Object(Map::new())),
+            methods::INITIALIZE => self.initialize(&method, params),
+            methods::TOOLS_LIST => self
+                .ready_version(&method)
+                .and_then(|v| self.list_tools(&method, params, v)),
+            methods::TOOLS_CALL => match self
+                .ready_version(&method)
+                .and_then(|v| self.call_tool(&method, params, v))
+            {
+                Ok(ToolOutcome::Done(value)) => Ok(value),
+                Ok(ToolOutcome::Running(fut)) => {
+                    let reply_id = id.clone();
+                    return Dispatch::Pending(
+                        id,
+                        fut.map(move |v| Response::success(reply_id, v)).boxed(),
+                    );
+                }
+                Err(e) => Err(e),
+            },
+            _ => Err(ServerError::MethodNotFound(method)),
+        };
+        Dispatch::Reply(match outcome {
+            Ok(value) => Response::success(id, value),
+            Err(e) => Response::error(Some(id), e.to_error_object()),
+        })
+    }
+
+    fn notification(&mut self, n: Notification) -> Dispatch {
+        match n.method.as_str() {
+            methods::INITIALIZED => match self.state {
+                State::Initialized(v) => {
+                    self.state = State::Ready(v);
+                    tracing::debug!(version = %v, "client initialized; ready");
+                }
+                State::Ready(_) => tracing::debug!("duplicate notifications/initialized ignored"),
+                State::AwaitingInit => {
+                    tracing::warn!("notifications/initialized before initialize: ignored")
+                }
+            },
+            methods::CANCELLED => {
+                match n
+                    .params
+                    .map(serde_json::from_value::<CancelledParams>)
+                    .transpose()
+                {
+                    Ok(Some(p)) => return Dispatch::Cancel(p.request_id),
+                    // "Invalid cancellation notifications SHOULD be ignored."
+                    _ => tracing::debug!("invalid notifications/cancelled ignored"),
+                }
+            }
+            other => tracing::debug!(method = other, "unknown notification ignored"),
+        }
+        Dispatch::Nothing
+    }
+
+    fn initialize(&mut self, method: &str, params: Option<Value>) -> Result<Value, ServerError> {
+        if let Some(v) = self.version() {
+            return Err(ServerError::AlreadyInitialized(v));
+        }
+        let params: InitializeParams = parse_params(method, params)?;
+        // Version negotiation (`lifecycle.mdx`): the client's if supported, else our latest.
+        let version =
+            ProtocolVersion::parse(&params.protocol_version).unwrap_or(ProtocolVersion::LATEST);
+        tracing::info!(
+            client = %params.client_info.name,
+            client_version = %params.client_info.version,
+            requested = %params.protocol_version,
+            negotiated = %version,
+            "initialize"
+        );
+        self.state = State::Initialized(version);
+        let result = InitializeResult {
+            protocol_version: version.as_str().to_owned(),
+            capabilities: ServerCapabilities {
+                tools: Some(ToolsCapability {
+                    list_changed: Some(false),
+                }),
+            },
+            server_info: Implementation {
+                name: self.info.name.clone(),
+                // `Implementation.title` exists from 2025-06-18.
+                title: self
+                    .info
+                    .title
+                    .clone()
+                    .filter(|_| version.has_structured_output()),
+                version: self.info.version.clone(),
+            },
+            instructions: self.info.instructions.clone(),
+        };
+        Ok(to_value(&result))
+    }
+
+    fn ready_version(&self, method: &str) -> Result<ProtocolVersion, ServerError> {
+        match self.state {
+            State::Ready(v) => Ok(v),
+            State::Initialized(_) => Err(ServerError::NotReady(method.to_owned())),
+            State::AwaitingInit => Err(ServerError::NotInitialized(method.to_owned())),
+        }
+    }
+
+    fn list_tools(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        version: ProtocolVersion,
+    ) -> Result<Value, ServerError> {
+        let params: ListToolsParams = match params {
+            None => ListToolsParams::default(),
+            Some(p) => parse_params(method, Some(p))?,
+        };
+        if let Some(cursor) = params.cursor {
+            return Err(ServerError::InvalidCursor(cursor));
+        }
+        Ok(to_value(&ListToolsResult {
+            tools: self.tools.definitions(version),
+            next_cursor: None,
+        }))
+    }
+
+    fn call_tool(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        version: ProtocolVersion,
+    ) -> Result<ToolOutcome, ServerError> {
+        let params: CallToolParams = parse_params(method, params)?;
+        let tool = self
+            .tools
+            .get(&params.name)
+            .ok_or_else(|| ServerError::UnknownTool(params.name.clone()))?;
+        Ok(match tool.call(params.arguments.unwrap_or_default()) {
+            ToolCall::Ready(result) => ToolOutcome::Done(to_value(&result.for_version(version))),
+            ToolCall::Pending(fut) => ToolOutcome::Running(
+                fut.map(move |result| to_value(&result.for_version(version)))
+                    .boxed(),
+            ),
+        })
+    }
+}
+
+enum ToolOutcome {
+    Done(Value),
+    Running(BoxFuture<'static, Value>),
+}
+
+/// Params of a protocol method; anything that does not fit its schema is -32602.
+fn parse_params<T: DeserializeOwned>(
+    method: &str,
+    params: Option<Value>,
+) -> Result<T, ServerError> {
+    let invalid = |reason: String| ServerError::InvalidParams {
+        method: method.to_owned(),
+        reason,
+    };
+    match params {
+        None => Err(invalid("params are required".to_owned())),
+        Some(Value::Object(map)) => {
+            serde_json::from_value(Value::Object(map)).map_err(|e| invalid(e.to_string()))
+        }
+        Some(_) => Err(invalid("params must be an object".to_owned())),
+    }
+}
+
+fn to_value<T: Serialize>(value: &T) -> Value {
+    // These types have string keys and no fallible serializers: this cannot fail.
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}

@@ -1,0 +1,96 @@
+//! Tools: the [`Tool`] trait, the [`ToolRegistry`], and the built-in `echo`.
+
+mod echo;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use mcp_protocol::mcp::{self, CallToolResult, ProtocolVersion};
+use serde_json::{Map, Value};
+
+pub use self::echo::Echo;
+
+/// The outcome of starting a tool call.
+pub enum ToolCall {
+    /// Finished at once: answered inline, with no task spawned (the fast path).
+    Ready(CallToolResult),
+    /// Still running: the server spawns it, and `notifications/cancelled` can abort it.
+    Pending(BoxFuture<'static, CallToolResult>),
+}
+
+impl fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolCall::Ready(r) => f.debug_tuple("Ready").field(r).finish(),
+            ToolCall::Pending(_) => f.write_str("Pending(..)"),
+        }
+    }
+}
+
+/// A tool the server exposes.
+pub trait Tool: Send + Sync + 'static {
+    /// The full definition; fields a negotiated version lacks are removed by the registry.
+    fn definition(&self) -> &mcp::Tool;
+
+    /// Runs the tool. Arguments that fail the input schema are a result with `isError: true`
+    /// and a message a model can act on, never a JSON-RPC error.
+    fn call(&self, arguments: Map<String, Value>) -> ToolCall;
+}
+
+/// Registering a second tool under a name already taken.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("a tool named {0:?} is already registered")]
+pub struct DuplicateTool(pub String);
+
+/// The tools a server offers, in registration order.
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+    by_name: HashMap<String, usize>,
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.tools.iter().map(|t| &t.definition().name))
+            .finish()
+    }
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        ToolRegistry::default()
+    }
+
+    pub fn register(&mut self, tool: impl Tool) -> Result<(), DuplicateTool> {
+        let name = tool.definition().name.clone();
+        if self.by_name.contains_key(&name) {
+            return Err(DuplicateTool(name));
+        }
+        self.by_name.insert(name, self.tools.len());
+        self.tools.push(Arc::new(tool));
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The definitions as `version` defines them.
+    pub fn definitions(&self, version: ProtocolVersion) -> Vec<mcp::Tool> {
+        self.tools
+            .iter()
+            .map(|t| t.definition().for_version(version))
+            .collect()
+    }
+}
+
+/// The registry of the `mcp-echo-server` binary: just `echo`.
+pub fn default_tools() -> ToolRegistry {
+    let mut tools = ToolRegistry::new();
+    // A fresh registry has no names taken.
+    let _ = tools.register(Echo::new());
+    tools
+}
