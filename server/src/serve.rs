@@ -77,6 +77,8 @@ where
         let item = tokio::select! {
             biased;
             () = &mut shutdown => break Exit::Shutdown,
+            // The writer is gone (the peer closed our output): stop now, not at the next read.
+            () = conn.tx.closed() => break Exit::OutputClosed,
             item = reader.next() => item,
         };
         let reply = match item {

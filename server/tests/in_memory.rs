@@ -1,0 +1,797 @@
+//! The server over an in-memory duplex: lifecycle, errors, concurrency, cancellation, batches.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use mcp_echo_server::{default_tools, serve, Config, Exit, Tool, ToolCall, ToolRegistry};
+use mcp_protocol::mcp::{self, CallToolResult};
+use mcp_protocol::FramingMode;
+use serde_json::{json, Map, Value};
+use tokio::io::{
+    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
+};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A test tool that sleeps `ms` milliseconds, then answers "slept ms": in flight long enough
+/// to observe concurrency and cancellation.
+struct Sleep(mcp::Tool);
+
+impl Sleep {
+    fn new() -> Self {
+        Sleep(mcp::Tool {
+            name: "sleep".into(),
+            title: None,
+            description: None,
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: None,
+        })
+    }
+}
+
+impl Tool for Sleep {
+    fn definition(&self) -> &mcp::Tool {
+        &self.0
+    }
+    fn call(&self, args: Map<String, Value>) -> ToolCall {
+        let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+        ToolCall::Pending(
+            async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                CallToolResult::text(format!("slept {ms}"))
+            }
+            .boxed(),
+        )
+    }
+}
+
+struct Peer {
+    lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
+    write: WriteHalf<DuplexStream>,
+    server: JoinHandle<std::io::Result<Exit>>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Peer {
+    fn start() -> Peer {
+        Peer::with(Config::default())
+    }
+
+    fn with(config: Config) -> Peer {
+        let mut tools = default_tools();
+        tools.register(Sleep::new()).unwrap();
+        Peer::with_tools(config, tools)
+    }
+
+    fn with_tools(config: Config, tools: ToolRegistry) -> Peer {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = stopped.await;
+            };
+            serve(
+                server_read,
+                server_write,
+                &config,
+                Arc::new(tools),
+                shutdown,
+            )
+            .await
+        });
+        let (read, write) = tokio::io::split(client);
+        Peer {
+            lines: BufReader::new(read).lines(),
+            write,
+            server,
+            stop: Some(stop),
+        }
+    }
+
+    async fn send_raw(&mut self, bytes: &[u8]) {
+        self.write.write_all(bytes).await.unwrap();
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        self.send_raw(&line).await;
+    }
+
+    async fn line(&mut self) -> String {
+        tokio::time::timeout(WAIT, self.lines.next_line())
+            .await
+            .expect("no reply within 10 s")
+            .unwrap()
+            .expect("output closed")
+    }
+
+    async fn reply(&mut self) -> Value {
+        let line = self.line().await;
+        serde_json::from_str(&line).unwrap()
+    }
+
+    async fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.reply().await
+    }
+
+    async fn initialize(&mut self, version: &str) -> Value {
+        self.request(json!(0), "initialize", init_params(version))
+            .await
+    }
+
+    async fn handshake(&mut self, version: &str) {
+        let reply = self.initialize(version).await;
+        assert_eq!(reply["result"]["protocolVersion"], version);
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
+
+    /// Closes input and returns what the server still wrote, and how it ended.
+    async fn finish(mut self) -> (Vec<String>, Exit) {
+        self.write.shutdown().await.unwrap();
+        drop(self.write);
+        let mut rest = Vec::new();
+        while let Some(line) = tokio::time::timeout(WAIT, self.lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            rest.push(line);
+        }
+        let exit = tokio::time::timeout(WAIT, self.server)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        drop(self.stop);
+        (rest, exit)
+    }
+}
+
+fn init_params(version: &str) -> Value {
+    json!({
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "in-memory-test", "version": "1.0"}
+    })
+}
+
+fn error_code(reply: &Value) -> i64 {
+    reply["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error, got {reply}"))
+}
+
+#[tokio::test]
+async fn full_handshake_and_echo() {
+    let mut peer = Peer::start();
+    let reply = peer.initialize("2025-11-25").await;
+    assert_eq!(
+        reply,
+        json!({"jsonrpc": "2.0", "id": 0, "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": false}},
+            "serverInfo": {"name": "mcp-echo-server", "title": "MCP Echo Server", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": reply["result"]["instructions"].clone(),
+        }})
+    );
+    assert!(reply["result"]["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("echo"));
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let list = peer.request(json!(1), "tools/list", json!({})).await;
+    let tools = list["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["name"], "echo");
+    assert_eq!(
+        tools[0]["inputSchema"],
+        json!({"type": "object", "properties": {"text": {"type": "string", "description": "The text to return."}},
+               "required": ["text"], "additionalProperties": false})
+    );
+    assert_eq!(
+        tools[0]["annotations"],
+        json!({"title": "Echo", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false})
+    );
+    assert!(list["result"].get("nextCursor").is_none());
+    for text in ["hello", "你好 🦀", "", "line\nbreak \"quoted\" \\ \u{0}"] {
+        let reply = peer
+            .request(
+                json!("call"),
+                "tools/call",
+                json!({"name": "echo", "arguments": {"text": text}}),
+            )
+            .await;
+        assert_eq!(
+            reply,
+            json!({"jsonrpc": "2.0", "id": "call", "result": {
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": {"text": text}
+            }})
+        );
+    }
+    let (rest, exit) = peer.finish().await;
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(matches!(exit, Exit::InputClosed));
+}
+
+#[tokio::test]
+async fn version_negotiation_and_fields_per_version() {
+    for (requested, negotiated) in [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+        ("2026-07-28", "2025-11-25"),
+    ] {
+        let mut peer = Peer::start();
+        let reply = peer.initialize(requested).await;
+        assert_eq!(
+            reply["result"]["protocolVersion"], negotiated,
+            "{requested}"
+        );
+        let modern = negotiated >= "2025-06-18";
+        assert_eq!(
+            reply["result"]["serverInfo"].get("title").is_some(),
+            modern,
+            "{requested}"
+        );
+        peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        let list = peer.request(json!(1), "tools/list", json!({})).await;
+        let echo = &list["result"]["tools"][0];
+        assert_eq!(echo.get("title").is_some(), modern, "{requested}");
+        assert_eq!(echo.get("outputSchema").is_some(), modern, "{requested}");
+        assert_eq!(
+            echo.get("annotations").is_some(),
+            negotiated != "2024-11-05",
+            "{requested}"
+        );
+        let call = peer
+            .request(
+                json!(2),
+                "tools/call",
+                json!({"name": "echo", "arguments": {"text": "x"}}),
+            )
+            .await;
+        assert_eq!(
+            call["result"].get("structuredContent").is_some(),
+            modern,
+            "{requested}"
+        );
+        assert_eq!(
+            call["result"]["content"],
+            json!([{"type": "text", "text": "x"}])
+        );
+    }
+}
+
+#[tokio::test]
+async fn gating_before_ready() {
+    let mut peer = Peer::start();
+    let ping = peer.request(json!(1), "ping", json!({})).await;
+    assert_eq!(ping, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    let early = peer.request(json!(2), "tools/list", json!({})).await;
+    assert_eq!(error_code(&early), -32600);
+    assert_eq!(early["id"], 2);
+    assert!(early["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("send `initialize` first"));
+    let early_call = peer
+        .request(
+            json!(3),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "x"}}),
+        )
+        .await;
+    assert_eq!(error_code(&early_call), -32600);
+
+    peer.initialize("2025-06-18").await;
+    let ping = peer.request(json!(4), "ping", json!(null)).await;
+    assert_eq!(ping["result"], json!({}));
+    let not_ready = peer.request(json!(5), "tools/list", json!({})).await;
+    assert_eq!(error_code(&not_ready), -32600);
+    assert!(not_ready["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("notifications/initialized"));
+    let again = peer.initialize("2025-06-18").await;
+    assert_eq!(error_code(&again), -32600);
+    assert_eq!(again["id"], 0);
+
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let list = peer.request(json!(6), "tools/list", json!({})).await;
+    assert_eq!(list["result"]["tools"][0]["name"], "echo");
+    let again = peer.initialize("2025-06-18").await;
+    assert_eq!(error_code(&again), -32600);
+    let ping = peer.request(json!(7), "ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}));
+}
+
+#[tokio::test]
+async fn error_layering_with_exact_codes_and_ids() {
+    let mut peer = Peer::start();
+    let bad_init = peer
+        .request(
+            json!(1),
+            "initialize",
+            json!({"protocolVersion": "2025-06-18"}),
+        )
+        .await;
+    assert_eq!(error_code(&bad_init), -32602);
+    assert_eq!(bad_init["id"], 1);
+    let bad_init = peer.request(json!(1), "initialize", json!([1])).await;
+    assert_eq!(error_code(&bad_init), -32602);
+    peer.handshake("2025-06-18").await;
+
+    let cases: Vec<(Value, i64, Value)> = vec![
+        (
+            json!({"jsonrpc": "2.0", "id": 10, "method": "nope/nothing"}),
+            -32601,
+            json!(10),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "nope"}}),
+            -32602,
+            json!(11),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"arguments": {}}}),
+            -32602,
+            json!(12),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {"name": "echo", "arguments": "text"}}),
+            -32602,
+            json!(13),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 14, "method": "tools/call"}),
+            -32602,
+            json!(14),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 15, "method": "tools/list", "params": {"cursor": "abc"}}),
+            -32602,
+            json!(15),
+        ),
+        (json!({"id": 16, "method": "ping"}), -32600, json!(16)),
+        (
+            json!({"jsonrpc": "1.0", "id": 17, "method": "ping"}),
+            -32600,
+            json!(17),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+            -32600,
+            Value::Null,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 18, "method": 5}),
+            -32600,
+            json!(18),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 19, "method": "ping", "params": "x"}),
+            -32600,
+            json!(19),
+        ),
+        (json!({"jsonrpc": "2.0", "id": 20}), -32600, json!(20)),
+        (
+            json!({"jsonrpc": "2.0", "id": 21.5, "method": "ping"}),
+            -32600,
+            Value::Null,
+        ),
+        (json!(42), -32600, Value::Null),
+    ];
+    for (input, code, id) in cases {
+        peer.send(input.clone()).await;
+        let reply = peer.reply().await;
+        assert_eq!(error_code(&reply), code, "{input}");
+        assert_eq!(reply["id"], id, "{input}");
+        assert!(reply.get("result").is_none());
+    }
+    let unknown = peer
+        .request(json!(30), "tools/call", json!({"name": "nope"}))
+        .await;
+    assert_eq!(unknown["error"]["message"], "Unknown tool: nope");
+
+    peer.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"ping\"\n")
+        .await;
+    assert_eq!(
+        peer.line().await,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: EOF while parsing an object at line 1 column 40"}}"#
+    );
+    let ping = peer.request(json!(32), "ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}));
+}
+
+#[tokio::test]
+async fn tool_argument_failures_are_results_with_is_error() {
+    let mut peer = Peer::start();
+    peer.handshake("2025-06-18").await;
+    for (arguments, needle) in [
+        (json!({}), "missing required property `text`"),
+        (json!({"text": 5}), "`text` must be a string, got a number"),
+        (
+            json!({"text": "a", "extra": 1}),
+            "unexpected property `extra`",
+        ),
+        (Value::Null, "missing required property `text`"),
+    ] {
+        let mut params = json!({"name": "echo"});
+        if !arguments.is_null() {
+            params["arguments"] = arguments.clone();
+        }
+        let reply = peer.request(json!(1), "tools/call", params).await;
+        assert_eq!(reply["result"]["isError"], true, "{arguments}");
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(needle), "{text}");
+        assert!(
+            text.contains(r#"{"text": "#),
+            "tells the model how to call it: {text}"
+        );
+        assert!(reply["result"].get("structuredContent").is_none());
+    }
+}
+
+#[tokio::test]
+async fn notifications_and_responses_get_no_reply() {
+    let mut peer = Peer::start();
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {}}))
+        .await;
+    peer.send(json!({"jsonrpc": "2.0", "method": "tools/list"}))
+        .await;
+    peer.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}),
+    )
+    .await;
+    peer.send(json!({"jsonrpc": "2.0", "id": 5, "result": {}}))
+        .await;
+    peer.send(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -1, "message": "x"}}))
+        .await;
+    let ping = peer.request(json!("after"), "ping", json!({})).await;
+    assert_eq!(ping, json!({"jsonrpc": "2.0", "id": "after", "result": {}}));
+    let (rest, _) = peer.finish().await;
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+#[tokio::test]
+async fn ids_are_echoed_exactly() {
+    let mut peer = Peer::start();
+    for id in [
+        "0",
+        "-1",
+        "9007199254740993",
+        "18446744073709551615",
+        r#""""#,
+        r#""é🦀""#,
+        r#""1""#,
+    ] {
+        peer.send_raw(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").as_bytes(),
+        )
+        .await;
+        assert_eq!(
+            peer.line().await,
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}")
+        );
+    }
+}
+
+#[tokio::test]
+async fn replies_may_overtake_slow_requests() {
+    let mut peer = Peer::start();
+    peer.handshake("2025-06-18").await;
+    peer.send(
+        json!({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+                     "params": {"name": "sleep", "arguments": {"ms": 300}}}),
+    )
+    .await;
+    let fast = peer
+        .request(
+            json!("fast"),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "x"}}),
+        )
+        .await;
+    assert_eq!(fast["id"], "fast");
+    let slow = peer.reply().await;
+    assert_eq!(slow["id"], "slow");
+    assert_eq!(slow["result"]["content"][0]["text"], "slept 300");
+}
+
+#[tokio::test]
+async fn many_concurrent_slow_requests_each_answered_once() {
+    let mut peer = Peer::start();
+    peer.handshake("2025-06-18").await;
+    for i in 0..64 {
+        peer.send(json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                         "params": {"name": "sleep", "arguments": {"ms": 50}}}))
+            .await;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..64 {
+        let reply = peer.reply().await;
+        assert!(seen.insert(reply["id"].as_i64().unwrap()), "{reply}");
+    }
+    assert_eq!(seen, (0..64).collect());
+    let (rest, _) = peer.finish().await;
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+#[tokio::test]
+async fn cancelled_request_gets_no_reply() {
+    let mut peer = Peer::start();
+    peer.handshake("2025-06-18").await;
+    peer.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                     "params": {"name": "sleep", "arguments": {"ms": 200}}}))
+        .await;
+    peer.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 7, "reason": "user gave up"}}),
+    )
+    .await;
+    // The id is free again once cancelled; a new request with it is answered.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let ping = peer.request(json!(8), "ping", json!({})).await;
+    assert_eq!(
+        ping["id"], 8,
+        "no reply for the cancelled request 7: {ping}"
+    );
+    let (rest, _) = peer.finish().await;
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+#[tokio::test]
+async fn duplicate_in_flight_id_is_refused() {
+    let mut peer = Peer::start();
+    peer.handshake("2025-06-18").await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "sleep", "arguments": {"ms": 200}}});
+    peer.send(call.clone()).await;
+    peer.send(call).await;
+    let dup = peer.reply().await;
+    assert_eq!(error_code(&dup), -32600);
+    assert_eq!(dup["id"], 1);
+    let first = peer.reply().await;
+    assert_eq!(first["result"]["content"][0]["text"], "slept 200");
+}
+
+#[tokio::test]
+async fn eof_answers_everything_already_read() {
+    let mut peer = Peer::start();
+    peer.handshake("2025-06-18").await;
+    peer.send(
+        json!({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+                     "params": {"name": "sleep", "arguments": {"ms": 100}}}),
+    )
+    .await;
+    for i in 0..100 {
+        peer.send(json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                         "params": {"name": "echo", "arguments": {"text": i.to_string()}}}))
+            .await;
+    }
+    let (rest, exit) = peer.finish().await;
+    assert!(matches!(exit, Exit::InputClosed), "{exit:?}");
+    assert_eq!(rest.len(), 101);
+    let replies: Vec<Value> = rest
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for i in 0..100 {
+        let r = replies.iter().find(|r| r["id"] == i).unwrap();
+        assert_eq!(r["result"]["content"][0]["text"], i.to_string());
+    }
+    assert!(replies.iter().any(|r| r["id"] == "slow"));
+}
+
+#[tokio::test]
+async fn shutdown_signal_answers_what_was_read_then_exits() {
+    let mut peer = Peer::start();
+    peer.handshake("2025-06-18").await;
+    peer.send(
+        json!({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+                     "params": {"name": "sleep", "arguments": {"ms": 100}}}),
+    )
+    .await;
+    // Let the server read it, then "SIGTERM" with input still open.
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let _ = peer.stop.take().unwrap().send(());
+    let reply = peer.reply().await;
+    assert_eq!(reply["id"], "slow");
+    let exit = tokio::time::timeout(WAIT, &mut peer.server)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(matches!(exit, Exit::Shutdown), "{exit:?}");
+}
+
+#[tokio::test]
+async fn shutdown_is_bounded_when_nobody_reads() {
+    let config = Config {
+        shutdown_grace: Duration::from_millis(200),
+        outgoing_queue: 1,
+        ..Config::default()
+    };
+    let (client, server) = tokio::io::duplex(64);
+    let (server_read, server_write) = tokio::io::split(server);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        serve(
+            server_read,
+            server_write,
+            &config,
+            Arc::new(default_tools()),
+            async move {
+                let _ = stopped.await;
+            },
+        )
+        .await
+    });
+    let (_read, mut write) = tokio::io::split(client);
+    for i in 0..50 {
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}\n");
+        if tokio::time::timeout(Duration::from_millis(100), write.write_all(line.as_bytes()))
+            .await
+            .is_err()
+        {
+            break; // back-pressure: the server stopped reading
+        }
+    }
+    let _ = stop.send(());
+    let exit = tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(exit, Exit::DrainTimedOut | Exit::Shutdown),
+        "{exit:?}"
+    );
+}
+
+#[tokio::test]
+async fn closed_output_ends_quietly() {
+    // Separate pipes for input and output, so the output can be closed on its own.
+    let (mut input, server_read) = tokio::io::duplex(1 << 16);
+    let (server_write, output) = tokio::io::duplex(1 << 16);
+    drop(output);
+    let task = tokio::spawn(async move {
+        serve(
+            server_read,
+            server_write,
+            &Config::default(),
+            Arc::new(default_tools()),
+            std::future::pending(),
+        )
+        .await
+    });
+    for i in 0..10 {
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}\n");
+        if input.write_all(line.as_bytes()).await.is_err() {
+            break;
+        }
+    }
+    let exit = tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(matches!(exit, Exit::OutputClosed), "{exit:?}");
+}
+
+#[tokio::test]
+async fn batches_only_in_2025_03_26() {
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}},{"jsonrpc":"2.0","id":3,"method":"nope"},{"jsonrpc":"2.0","id":4,"method":"initialize","params":{}},{"id":5},7]"#;
+    // Before initialize there is no negotiated version: refused as a whole.
+    let mut peer = Peer::start();
+    peer.send_raw(format!("{batch}\n").as_bytes()).await;
+    let reply = peer.reply().await;
+    assert_eq!(error_code(&reply), -32600);
+    assert_eq!(reply["id"], Value::Null);
+
+    for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
+        let mut peer = Peer::start();
+        peer.handshake(version).await;
+        peer.send_raw(format!("{batch}\n").as_bytes()).await;
+        let reply = peer.reply().await;
+        assert_eq!(error_code(&reply), -32600, "{version}");
+        assert!(reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(version));
+    }
+
+    let mut peer = Peer::start();
+    peer.handshake("2025-03-26").await;
+    peer.send_raw(format!("{batch}\n").as_bytes()).await;
+    let reply = peer.reply().await;
+    let replies = reply.as_array().unwrap();
+    assert_eq!(replies.len(), 6, "{reply}");
+    assert_eq!(replies[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(replies[1]["result"]["content"][0]["text"], "b");
+    assert_eq!(error_code(&replies[2]), -32601);
+    assert_eq!(replies[3]["id"], 4);
+    assert_eq!(error_code(&replies[3]), -32600);
+    assert_eq!(replies[4]["id"], 5);
+    assert_eq!(error_code(&replies[4]), -32600);
+    assert_eq!(replies[5]["id"], Value::Null);
+
+    // Only notifications: nothing at all is sent back.
+    peer.send_raw(
+        b"[{\"jsonrpc\":\"2.0\",\"method\":\"a\"},{\"jsonrpc\":\"2.0\",\"method\":\"b\"}]\n",
+    )
+    .await;
+    // An empty batch is one invalid request.
+    peer.send_raw(b"[]\n").await;
+    let empty = peer.reply().await;
+    assert_eq!(error_code(&empty), -32600);
+    assert_eq!(empty["id"], Value::Null);
+    // A batch with a running tool is answered as one array once all finish.
+    peer.send_raw(br#"[{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"sleep","arguments":{"ms":50}}},{"jsonrpc":"2.0","id":"p","method":"ping"}]
+"#)
+        .await;
+    let both = peer.reply().await;
+    let ids: Vec<&Value> = both.as_array().unwrap().iter().map(|r| &r["id"]).collect();
+    assert_eq!(ids, [&json!("p"), &json!("s")]);
+}
+
+#[tokio::test]
+async fn content_length_framing_over_duplex() {
+    for mode in [FramingMode::Auto, FramingMode::ContentLength] {
+        let mut peer = Peer::with(Config {
+            framing: mode,
+            ..Config::default()
+        });
+        let body = r#"{"jsonrpc":"2.0","id":"你好","method":"ping"}"#;
+        peer.send_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())
+            .await;
+        let expected = r#"{"jsonrpc":"2.0","id":"你好","result":{}}"#;
+        peer.write.shutdown().await.unwrap();
+        let mut raw = Vec::new();
+        let mut reader = peer.lines.into_inner();
+        tokio::time::timeout(WAIT, reader.read_to_end(&mut raw))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(raw).unwrap(),
+            format!("Content-Length: {}\r\n\r\n{expected}", expected.len()),
+            "{mode:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn oversize_message_is_refused_and_the_next_one_served() {
+    let mut peer = Peer::with(Config {
+        max_message_bytes: 256,
+        ..Config::default()
+    });
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}\n",
+        "a".repeat(1000)
+    );
+    peer.send_raw(big.as_bytes()).await;
+    let reply = peer.reply().await;
+    assert_eq!(error_code(&reply), -32600);
+    assert_eq!(reply["error"]["data"]["maxMessageBytes"], 256);
+    let ping = peer.request(json!(2), "ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}));
+}
