@@ -165,6 +165,12 @@ fn init_params(version: &str) -> Value {
     })
 }
 
+/// A `tools/call` of the test-only `sleep` tool.
+fn sleep_call(id: Value, ms: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "sleep", "arguments": {"ms": ms}}})
+}
+
 fn error_code(reply: &Value) -> i64 {
     reply["error"]["code"]
         .as_i64()
@@ -497,11 +503,7 @@ async fn ids_are_echoed_exactly() {
 async fn replies_may_overtake_slow_requests() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
-    peer.send(
-        json!({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
-                     "params": {"name": "sleep", "arguments": {"ms": 300}}}),
-    )
-    .await;
+    peer.send(sleep_call(json!("slow"), 300)).await;
     let fast = peer
         .request(
             json!("fast"),
@@ -520,9 +522,7 @@ async fn many_concurrent_slow_requests_each_answered_once() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
     for i in 0..64 {
-        peer.send(json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                         "params": {"name": "sleep", "arguments": {"ms": 50}}}))
-            .await;
+        peer.send(sleep_call(json!(i), 50)).await;
     }
     let mut seen = std::collections::BTreeSet::new();
     for _ in 0..64 {
@@ -538,9 +538,7 @@ async fn many_concurrent_slow_requests_each_answered_once() {
 async fn cancelled_request_gets_no_reply() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
-    peer.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                     "params": {"name": "sleep", "arguments": {"ms": 200}}}))
-        .await;
+    peer.send(sleep_call(json!(7), 200)).await;
     peer.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                      "params": {"requestId": 7, "reason": "user gave up"}}),
@@ -561,8 +559,7 @@ async fn cancelled_request_gets_no_reply() {
 async fn duplicate_in_flight_id_is_refused() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": "sleep", "arguments": {"ms": 200}}});
+    let call = sleep_call(json!(1), 200);
     peer.send(call.clone()).await;
     peer.send(call).await;
     let dup = peer.reply().await;
@@ -576,11 +573,7 @@ async fn duplicate_in_flight_id_is_refused() {
 async fn eof_answers_everything_already_read() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
-    peer.send(
-        json!({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
-                     "params": {"name": "sleep", "arguments": {"ms": 100}}}),
-    )
-    .await;
+    peer.send(sleep_call(json!("slow"), 100)).await;
     for i in 0..100 {
         peer.send(json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
                          "params": {"name": "echo", "arguments": {"text": i.to_string()}}}))
@@ -604,11 +597,7 @@ async fn eof_answers_everything_already_read() {
 async fn shutdown_signal_answers_what_was_read_then_exits() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
-    peer.send(
-        json!({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
-                     "params": {"name": "sleep", "arguments": {"ms": 100}}}),
-    )
-    .await;
+    peer.send(sleep_call(json!("slow"), 100)).await;
     // Let the server read it, then "SIGTERM" with input still open.
     tokio::time::sleep(Duration::from_millis(30)).await;
     let _ = peer.stop.take().unwrap().send(());
