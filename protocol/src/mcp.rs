@@ -107,12 +107,15 @@ pub struct ToolsCapability {
     pub list_changed: Option<bool>,
 }
 
-/// The capabilities a server declares. Only what the echo server uses is typed.
+/// The capabilities a server declares. Only `tools` is typed; the rest is kept as sent, so a
+/// client can show what a server offers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerCapabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolsCapability>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
 }
 
 /// `initialize` result.
@@ -221,6 +224,9 @@ pub enum ContentBlock {
     Resource {
         resource: Value,
     },
+    /// A block type this crate does not know (a newer revision's); its fields are not kept.
+    #[serde(other)]
+    Unknown,
 }
 
 impl ContentBlock {

@@ -196,6 +196,7 @@ impl Session {
                 tools: Some(ToolsCapability {
                     list_changed: Some(false),
                 }),
+                other: Map::new(),
             },
             server_info: Implementation {
                 name: self.info.name.clone(),
