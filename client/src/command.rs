@@ -1,0 +1,87 @@
+//! What to spawn: a server command line, its environment and working directory.
+
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+
+/// Where the server's stderr goes. It never mixes with frames: those are on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StderrMode {
+    /// Read line by line into `tracing` (target `mcp::stderr`, level INFO), and keep the last
+    /// lines for error messages when the server dies.
+    #[default]
+    Capture,
+    /// Passed through to this process's stderr.
+    Inherit,
+    /// Discarded.
+    Discard,
+}
+
+/// A stdio MCP server to spawn, as a host config declares one (`command`, `args`, `env`).
+#[derive(Debug, Clone)]
+pub struct ServerCommand {
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: Vec<(OsString, OsString)>,
+    pub(crate) env_clear: bool,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) stderr: StderrMode,
+}
+
+impl ServerCommand {
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        ServerCommand {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            env: Vec::new(),
+            env_clear: false,
+            cwd: None,
+            stderr: StderrMode::default(),
+        }
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env
+            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// Start from an empty environment (as some hosts do) instead of inheriting this one.
+    pub fn env_clear(mut self) -> Self {
+        self.env_clear = true;
+        self
+    }
+
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    pub fn stderr(mut self, mode: StderrMode) -> Self {
+        self.stderr = mode;
+        self
+    }
+
+    /// The command line, for messages.
+    pub fn display(&self) -> String {
+        std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}

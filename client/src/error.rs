@@ -1,0 +1,90 @@
+//! The client's error enum and why a connection closed.
+
+use std::fmt;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use mcp_protocol::{ErrorObject, RequestId};
+
+use crate::client::State;
+
+/// Everything a client call can fail with. JSON-RPC errors from the server are
+/// [`ClientError::Server`]; everything else is the connection's or the caller's.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot start MCP server `{program}`: {reason}")]
+    Spawn { program: String, reason: String },
+    /// The call is not allowed in the connection's current state (lifecycle gating).
+    #[error("cannot {operation} in state {state:?}: {hint}")]
+    InvalidState {
+        operation: String,
+        state: State,
+        hint: &'static str,
+    },
+    #[error("initialize is already in progress on this connection; await the first call")]
+    InitializeInProgress,
+    #[error("the server answered protocol version {offered:?}, which this client does not support (it supports {supported}); the connection was closed")]
+    UnsupportedVersion { offered: String, supported: String },
+    #[error("{method} (id {id}) got no reply within {after:?}; notifications/cancelled was sent")]
+    Timeout {
+        method: String,
+        id: RequestId,
+        after: Duration,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("{method} failed: {error}")]
+    Server { method: String, error: ErrorObject },
+    /// The server's result does not have the shape the method requires.
+    #[error("{method} returned an invalid result: {reason}")]
+    InvalidResult { method: String, reason: String },
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    #[error("MCP connection closed: {0}")]
+    Closed(ClosedReason),
+}
+
+/// Why a connection closed, with what the server left behind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClosedReason {
+    pub cause: CloseCause,
+    /// The server's exit status, when it exited while the client watched.
+    pub status: Option<ExitStatus>,
+    /// The server's last stderr lines (when stderr is captured), oldest first.
+    pub stderr_tail: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CloseCause {
+    /// `close()` was called (or the initialize result forced it).
+    ClientClosed,
+    /// The server closed its stdout: end of input.
+    ServerClosedOutput,
+    /// The server process exited.
+    ServerExited,
+    /// Reading the server's output failed.
+    ReadFailed(String),
+    /// Writing to the server's input failed (it closed its stdin or exited).
+    WriteFailed(String),
+}
+
+impl fmt::Display for ClosedReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.cause {
+            CloseCause::ClientClosed => f.write_str("closed by the client")?,
+            CloseCause::ServerClosedOutput => f.write_str("the server closed its stdout")?,
+            CloseCause::ServerExited => f.write_str("the server exited")?,
+            CloseCause::ReadFailed(e) => write!(f, "reading from the server failed: {e}")?,
+            CloseCause::WriteFailed(e) => write!(f, "writing to the server failed: {e}")?,
+        }
+        if let Some(status) = self.status {
+            write!(f, " ({status})")?;
+        }
+        if !self.stderr_tail.is_empty() {
+            f.write_str("; last stderr lines:")?;
+            for line in &self.stderr_tail {
+                write!(f, "\n  {line}")?;
+            }
+        }
+        Ok(())
+    }
+}
