@@ -9,7 +9,7 @@
 
 use bytes::{Buf, BytesMut};
 
-use super::{parse_frame, snippet, DecodedFrame};
+use super::{snippet, RawFrame};
 use crate::error::FrameError;
 
 const NEEDLE: &[u8] = b"content-length";
@@ -33,7 +33,7 @@ impl HeaderDecoder {
         src: &mut BytesMut,
         max: usize,
         max_header: usize,
-    ) -> Option<DecodedFrame> {
+    ) -> Option<RawFrame> {
         loop {
             match *self {
                 HeaderDecoder::Header => {
@@ -77,9 +77,9 @@ impl HeaderDecoder {
                         src.reserve(len - src.len());
                         return None;
                     }
-                    let body = src.split_to(len);
+                    let body = src.split_to(len).freeze();
                     *self = HeaderDecoder::Header;
-                    return Some(parse_frame(&body));
+                    return Some(Ok(body));
                 }
                 HeaderDecoder::Skip(remaining) => {
                     let n = remaining.min(src.len() as u64);
@@ -108,7 +108,7 @@ impl HeaderDecoder {
         }
     }
 
-    pub(super) fn decode_eof(&mut self, src: &mut BytesMut) -> Option<DecodedFrame> {
+    pub(super) fn decode_eof(&mut self, src: &mut BytesMut) -> Option<RawFrame> {
         let rest = src.split();
         let state = std::mem::take(self);
         match state {

@@ -22,7 +22,7 @@ use std::io;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
-use bytes::{BufMut, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 use serde::Serialize;
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -70,6 +70,9 @@ impl FromStr for FramingMode {
 
 /// A decoded frame: a message or batch, or a recoverable problem with that one frame.
 pub type DecodedFrame = Result<Incoming, FrameError>;
+
+/// One frame's body bytes (without framing), or a recoverable problem with that frame.
+pub type RawFrame = Result<Bytes, FrameError>;
 
 /// The stdio codec. Clones share the detected framing, so a reader and a writer built from
 /// one codec agree on it.
@@ -162,11 +165,10 @@ impl StdioCodec {
     }
 }
 
-impl Decoder for StdioCodec {
-    type Item = DecodedFrame;
-    type Error = io::Error;
-
-    fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<DecodedFrame>> {
+impl StdioCodec {
+    /// Decodes the next frame's body without parsing it: for tools that must see exactly what
+    /// a peer sent (a conformance harness).
+    pub fn decode_raw(&mut self, src: &mut BytesMut) -> io::Result<Option<RawFrame>> {
         let framing = match self.framing() {
             Some(f) => f,
             None => match detect::detect(src) {
@@ -180,8 +182,9 @@ impl Decoder for StdioCodec {
         })
     }
 
-    fn decode_eof(&mut self, src: &mut BytesMut) -> io::Result<Option<DecodedFrame>> {
-        if let Some(item) = self.decode(src)? {
+    /// [`decode_raw`](Self::decode_raw) at the end of input: an unterminated last frame.
+    pub fn decode_raw_eof(&mut self, src: &mut BytesMut) -> io::Result<Option<RawFrame>> {
+        if let Some(item) = self.decode_raw(src)? {
             return Ok(Some(item));
         }
         // Whatever is left is an unterminated frame (or nothing but whitespace).
@@ -189,6 +192,36 @@ impl Decoder for StdioCodec {
             Framing::Ndjson => self.lines.decode_eof(src, self.max_message),
             Framing::ContentLength => self.headers.decode_eof(src),
         })
+    }
+}
+
+impl Decoder for StdioCodec {
+    type Item = DecodedFrame;
+    type Error = io::Error;
+
+    fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<DecodedFrame>> {
+        Ok(self.decode_raw(src)?.map(parse_frame))
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> io::Result<Option<DecodedFrame>> {
+        Ok(self.decode_raw_eof(src)?.map(parse_frame))
+    }
+}
+
+/// The same codec yielding each frame's raw body ([`RawFrame`]) instead of a parsed message.
+#[derive(Debug, Clone, Default)]
+pub struct RawCodec(pub StdioCodec);
+
+impl Decoder for RawCodec {
+    type Item = RawFrame;
+    type Error = io::Error;
+
+    fn decode(&mut self, src: &mut BytesMut) -> io::Result<Option<RawFrame>> {
+        self.0.decode_raw(src)
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> io::Result<Option<RawFrame>> {
+        self.0.decode_raw_eof(src)
     }
 }
 
@@ -201,8 +234,8 @@ impl Encoder<Outgoing> for StdioCodec {
 }
 
 /// Parses one frame's body. Shared by both framings so they report identically.
-fn parse_frame(body: &[u8]) -> DecodedFrame {
-    crate::message::parse(body)
+fn parse_frame(body: RawFrame) -> DecodedFrame {
+    crate::message::parse(&body?)
 }
 
 /// Shows a few bytes of bad input in an error message, escaped and cut short.

@@ -4,9 +4,9 @@
 //! cap the search at the limit, and after an over-long line report once and discard to the
 //! next `\n`. A trailing `\r` is stripped (go-sdk #664) and blank lines are skipped.
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
-use super::{parse_frame, DecodedFrame};
+use super::RawFrame;
 use crate::error::FrameError;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -20,7 +20,7 @@ pub(super) struct LineDecoder {
 }
 
 impl LineDecoder {
-    pub(super) fn decode(&mut self, src: &mut BytesMut, max: usize) -> Option<DecodedFrame> {
+    pub(super) fn decode(&mut self, src: &mut BytesMut, max: usize) -> Option<RawFrame> {
         loop {
             if self.discarding {
                 match memchr::memchr(b'\n', src) {
@@ -40,8 +40,9 @@ impl LineDecoder {
                 Some(offset) => {
                     let end = self.scanned + offset;
                     self.scanned = 0;
-                    let line = src.split_to(end + 1);
-                    if let Some(item) = frame(&line[..end], max) {
+                    let mut line = src.split_to(end + 1).freeze();
+                    line.truncate(end);
+                    if let Some(item) = frame(line, max) {
                         return Some(item);
                     }
                 }
@@ -64,20 +65,24 @@ impl LineDecoder {
     }
 
     /// The input ended: a last line without `\n` is still a message (nothing is lost).
-    pub(super) fn decode_eof(&mut self, src: &mut BytesMut, max: usize) -> Option<DecodedFrame> {
-        let line = src.split();
+    pub(super) fn decode_eof(&mut self, src: &mut BytesMut, max: usize) -> Option<RawFrame> {
+        let line = src.split().freeze();
         self.scanned = 0;
         if std::mem::take(&mut self.discarding) {
             return None;
         }
-        frame(&line, max)
+        frame(line, max)
     }
 }
 
 /// One line without its `\n`: strips `\r` and a BOM, skips blank lines, checks the size.
-fn frame(line: &[u8], max: usize) -> Option<DecodedFrame> {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix(BOM).unwrap_or(line);
+fn frame(mut line: Bytes, max: usize) -> Option<RawFrame> {
+    if line.ends_with(b"\r") {
+        line.truncate(line.len() - 1);
+    }
+    if line.starts_with(BOM) {
+        line.advance(BOM.len());
+    }
     if line.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
@@ -87,5 +92,5 @@ fn frame(line: &[u8], max: usize) -> Option<DecodedFrame> {
             max,
         }));
     }
-    Some(parse_frame(line))
+    Some(Ok(line))
 }
