@@ -141,7 +141,7 @@ impl Client {
     /// Spawns `command` with piped stdin/stdout and connects to it. Must be called inside a
     /// tokio runtime.
     pub fn spawn(command: ServerCommand, options: ClientOptions) -> Result<Client, ClientError> {
-        let spawned = process::spawn(&command)?;
+        let spawned = process::spawn(&command, process::STDERR_TAIL_LINES)?;
         tracing::debug!(command = %command.display(), pid = ?spawned.process.pid(), "spawned MCP server");
         Ok(Client::start(
             spawned.stdout,

@@ -25,6 +25,8 @@
 //!   send `notifications/cancelled`; server `ping` answered and other server requests refused
 //!   with -32601; notifications as a stream; `close()` with escalation; frame tracing
 //!   ([`ClientOptions::frame_hook`], or `RUST_LOG=mcp::frames=debug`).
+//! * [`raw`]: [`RawConnection`], a spawned server with byte-level access and a transcript,
+//!   for a conformance harness.
 //! * [`registry`]: a local [`ToolRegistry`] with risk tiers and an approval gate.
 //! * [`bridge`]: [`register_mcp_tools`] puts a server's tools in a registry under a prefix.
 
@@ -34,6 +36,7 @@ mod command;
 mod error;
 mod options;
 mod process;
+pub mod raw;
 pub mod registry;
 
 pub use mcp_protocol as protocol;
@@ -43,4 +46,5 @@ pub use crate::client::{Client, CloseReport, CloseStep, State};
 pub use crate::command::{ServerCommand, StderrMode};
 pub use crate::error::{ClientError, CloseCause, ClosedReason};
 pub use crate::options::{ClientOptions, FrameDirection, FrameHook};
+pub use crate::raw::{RawConnection, RawEvent, TranscriptEntry};
 pub use crate::registry::{RiskTier, ToolOutput, ToolRegistry, ToolSpec};

@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -21,8 +22,8 @@ use tokio_util::sync::CancellationToken;
 use crate::command::{ServerCommand, StderrMode};
 use crate::error::ClientError;
 
-/// How many stderr lines are kept for error messages.
-const STDERR_TAIL_LINES: usize = 20;
+/// How many stderr lines a client keeps for error messages.
+pub(crate) const STDERR_TAIL_LINES: usize = 20;
 /// Longer stderr lines are cut (a server that writes binary junk cannot grow our memory).
 const STDERR_MAX_LINE: usize = 4096;
 
@@ -32,6 +33,8 @@ pub(crate) struct Process {
     pid: Option<u32>,
     exit: watch::Receiver<Option<ExitStatus>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// Bytes and lines read from stderr so far.
+    stderr_volume: Arc<StderrVolume>,
     /// Cancelled when stderr reached its end (or is not captured).
     stderr_done: CancellationToken,
 }
@@ -74,7 +77,8 @@ pub(crate) struct Spawned {
     pub stdout: ChildStdout,
 }
 
-pub(crate) fn spawn(command: &ServerCommand) -> Result<Spawned, ClientError> {
+/// Spawns `command`, keeping the last `tail_lines` stderr lines (when captured).
+pub(crate) fn spawn(command: &ServerCommand, tail_lines: usize) -> Result<Spawned, ClientError> {
     let mut cmd = Command::new(&command.program);
     cmd.args(&command.args)
         .stdin(Stdio::piped())
@@ -111,13 +115,15 @@ pub(crate) fn spawn(command: &ServerCommand) -> Result<Spawned, ClientError> {
     };
     let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
     let stderr_done = CancellationToken::new();
+    let stderr_volume = Arc::new(StderrVolume::default());
     match child.stderr.take() {
         Some(stderr) => {
             let done = stderr_done.clone();
             let tail = Arc::clone(&stderr_tail);
             let server = command.display();
+            let volume = Arc::clone(&stderr_volume);
             tokio::spawn(async move {
-                capture_stderr(stderr, server, tail).await;
+                capture_stderr(stderr, server, tail, tail_lines, &volume).await;
                 done.cancel();
             });
         }
@@ -144,6 +150,7 @@ pub(crate) fn spawn(command: &ServerCommand) -> Result<Spawned, ClientError> {
             pid,
             exit,
             stderr_tail,
+            stderr_volume,
             stderr_done,
         }),
         guard: KillOnDrop {
@@ -198,6 +205,14 @@ impl Process {
         let _ = tokio::time::timeout(limit, self.stderr_done.cancelled()).await;
     }
 
+    /// (bytes, lines) read from stderr so far.
+    pub(crate) fn stderr_volume(&self) -> (u64, u64) {
+        (
+            self.stderr_volume.bytes.load(Ordering::Relaxed),
+            self.stderr_volume.lines.load(Ordering::Relaxed),
+        )
+    }
+
     pub(crate) fn stderr_tail(&self) -> Vec<String> {
         self.stderr_tail
             .lock()
@@ -209,10 +224,18 @@ impl Process {
 }
 
 /// Reads stderr line by line into tracing and the tail buffer, each line bounded.
+#[derive(Debug, Default)]
+pub(crate) struct StderrVolume {
+    bytes: AtomicU64,
+    lines: AtomicU64,
+}
+
 async fn capture_stderr<R: AsyncRead + Unpin>(
     mut stderr: R,
     server: String,
     tail: Arc<Mutex<VecDeque<String>>>,
+    tail_lines: usize,
+    volume: &StderrVolume,
 ) {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
@@ -221,7 +244,8 @@ async fn capture_stderr<R: AsyncRead + Unpin>(
         let text = String::from_utf8_lossy(&line[..line.len().min(STDERR_MAX_LINE)]).into_owned();
         tracing::info!(target: "mcp::stderr", server = %server, "{text}");
         let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
-        if tail.len() == STDERR_TAIL_LINES {
+        volume.lines.fetch_add(1, Ordering::Relaxed);
+        if tail.len() >= tail_lines {
             tail.pop_front();
         }
         tail.push_back(text);
@@ -231,6 +255,7 @@ async fn capture_stderr<R: AsyncRead + Unpin>(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        volume.bytes.fetch_add(n as u64, Ordering::Relaxed);
         buf.extend_from_slice(&chunk[..n]);
         while let Some(i) = buf.iter().position(|b| *b == b'\n') {
             emit(&buf[..i]);

@@ -1,0 +1,287 @@
+//! A spawned server with byte-level access, for a conformance harness: send what a
+//! well-behaved client never would, and see exactly what comes back and when.
+//!
+//! Unlike [`Client`](crate::Client) there is no lifecycle and no pairing: every frame the server
+//! writes is handed out in order, unparsed, and everything is kept in a timestamped transcript.
+
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use mcp_protocol::codec::{RawCodec, RawFrame};
+use mcp_protocol::{FrameError, Framing, FramingMode, StdioCodec};
+use nix::sys::signal::Signal;
+use serde::Serialize;
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+use tokio::sync::mpsc;
+use tokio_util::codec::FramedRead;
+
+use crate::command::ServerCommand;
+use crate::error::ClientError;
+use crate::process::{self, KillOnDrop, Process};
+
+/// Stderr lines kept for a transcript.
+const STDERR_LINES: usize = 2000;
+/// Transcript entries kept (a flood of garbage must not grow memory without bound).
+const MAX_ENTRIES: usize = 20_000;
+/// Longer frames are cut in the transcript (a 1 MiB echo is summarized, not stored).
+const MAX_ENTRY_TEXT: usize = 4096;
+
+/// What the server's stdout produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawEvent {
+    /// One frame's body, exactly as sent (without framing).
+    Frame(Bytes),
+    /// Bytes that are not a valid frame in the chosen framing (or over the size limit).
+    Invalid(FrameError),
+    /// stdout ended.
+    Eof,
+    /// Reading stdout failed.
+    ReadError(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Bytes written to the server's stdin.
+    Send,
+    /// A frame (or invalid bytes) read from its stdout.
+    Receive,
+    /// Something the harness did or saw: stdin closed, a signal, the exit.
+    Event,
+}
+
+/// One line of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TranscriptEntry {
+    /// Since spawn.
+    #[serde(rename = "ms")]
+    pub at_ms: f64,
+    pub direction: Direction,
+    pub text: String,
+}
+
+type Transcript = Arc<Mutex<Vec<TranscriptEntry>>>;
+
+/// A server process with raw pipes.
+#[derive(Debug)]
+pub struct RawConnection {
+    process: Arc<Process>,
+    _guard: KillOnDrop,
+    stdin: Option<ChildStdin>,
+    events: mpsc::Receiver<RawEvent>,
+    framing: Framing,
+    started: Instant,
+    transcript: Transcript,
+    eof_seen: bool,
+}
+
+impl RawConnection {
+    /// Spawns `command`; its output is decoded in `framing` with frames up to `max_message_bytes`.
+    pub fn spawn(
+        command: &ServerCommand,
+        framing: Framing,
+        max_message_bytes: usize,
+    ) -> Result<RawConnection, ClientError> {
+        let spawned = process::spawn(command, STDERR_LINES)?;
+        let started = Instant::now();
+        let transcript: Transcript = Arc::default();
+        let mode = match framing {
+            Framing::Ndjson => FramingMode::Ndjson,
+            Framing::ContentLength => FramingMode::ContentLength,
+        };
+        let codec = RawCodec(StdioCodec::new(mode).with_max_message_bytes(max_message_bytes));
+        let mut frames = FramedRead::new(spawned.stdout, codec);
+        // Bounded: a harness that stops reading stops the server's writes, not our memory.
+        let (tx, events) = mpsc::channel(4096);
+        let log = Arc::clone(&transcript);
+        tokio::spawn(async move {
+            loop {
+                let event = match frames.next().await {
+                    None => RawEvent::Eof,
+                    Some(Err(e)) => RawEvent::ReadError(e.to_string()),
+                    Some(Ok(frame)) => event_of(frame),
+                };
+                let text = match &event {
+                    RawEvent::Frame(b) => String::from_utf8_lossy(b).into_owned(),
+                    RawEvent::Invalid(e) => format!("<invalid frame: {e}>"),
+                    RawEvent::Eof => "<stdout closed>".to_owned(),
+                    RawEvent::ReadError(e) => format!("<read error: {e}>"),
+                };
+                record(&log, started, Direction::Receive, text);
+                let last = matches!(event, RawEvent::Eof | RawEvent::ReadError(_));
+                if tx.send(event).await.is_err() || last {
+                    break;
+                }
+            }
+        });
+        Ok(RawConnection {
+            process: spawned.process,
+            _guard: spawned.guard,
+            stdin: Some(spawned.stdin),
+            events,
+            framing,
+            started,
+            transcript,
+            eof_seen: false,
+        })
+    }
+
+    pub fn framing(&self) -> Framing {
+        self.framing
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.process.pid()
+    }
+
+    /// The bytes of one frame holding `json`, in this connection's framing.
+    pub fn frame(&self, json: &[u8]) -> Vec<u8> {
+        match self.framing {
+            Framing::Ndjson => {
+                let mut v = Vec::with_capacity(json.len() + 1);
+                v.extend_from_slice(json);
+                v.push(b'\n');
+                v
+            }
+            Framing::ContentLength => {
+                let mut v = format!("Content-Length: {}\r\n\r\n", json.len()).into_bytes();
+                v.extend_from_slice(json);
+                v
+            }
+        }
+    }
+
+    /// Writes bytes as they are (no framing added) and flushes.
+    pub async fn send_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.record(Direction::Send, String::from_utf8_lossy(bytes).into_owned());
+        let stdin = self.stdin.as_mut().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin was closed")
+        })?;
+        stdin.write_all(bytes).await?;
+        stdin.flush().await
+    }
+
+    /// Writes one JSON value as one frame.
+    pub async fn send_json(&mut self, value: &Value) -> std::io::Result<()> {
+        let json = serde_json::to_vec(value)?;
+        let frame = self.frame(&json);
+        self.send_raw(&frame).await
+    }
+
+    /// The next event, or `None` if nothing came within `limit`. After `Eof` it keeps
+    /// returning `Eof`.
+    pub async fn recv(&mut self, limit: Duration) -> Option<RawEvent> {
+        if self.eof_seen {
+            return Some(RawEvent::Eof);
+        }
+        match tokio::time::timeout(limit, self.events.recv()).await {
+            Err(_) => None,
+            Ok(None) => {
+                self.eof_seen = true;
+                Some(RawEvent::Eof)
+            }
+            Ok(Some(event)) => {
+                if matches!(event, RawEvent::Eof | RawEvent::ReadError(_)) {
+                    self.eof_seen = true;
+                }
+                Some(event)
+            }
+        }
+    }
+
+    /// Closes the server's stdin (EOF), the first step of the spec's shutdown.
+    pub fn close_stdin(&mut self) {
+        if self.stdin.take().is_some() {
+            self.record(Direction::Event, "<stdin closed>".to_owned());
+        }
+    }
+
+    /// Sends SIGTERM to the server's process group.
+    pub fn terminate(&self) {
+        self.record(Direction::Event, "<SIGTERM>".to_owned());
+        self.process.signal(Signal::SIGTERM);
+    }
+
+    /// Sends SIGKILL to the server's process group.
+    pub fn kill(&self) {
+        self.record(Direction::Event, "<SIGKILL>".to_owned());
+        self.process.signal(Signal::SIGKILL);
+    }
+
+    /// Waits up to `limit` for the server to exit.
+    pub async fn wait_exit(&self, limit: Duration) -> Option<ExitStatus> {
+        let status = self.process.wait_exit(limit).await;
+        if let Some(status) = status {
+            self.record(Direction::Event, format!("<exited: {status}>"));
+        }
+        status
+    }
+
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.process.exit_status()
+    }
+
+    /// Waits (bounded) for stderr to reach its end, then returns what it held.
+    pub async fn stderr(&self, limit: Duration) -> Vec<String> {
+        self.process.wait_stderr(limit).await;
+        self.process.stderr_tail()
+    }
+
+    /// The stderr lines read so far (the last 2000), without waiting.
+    pub fn stderr_now(&self) -> Vec<String> {
+        self.process.stderr_tail()
+    }
+
+    /// (bytes, lines) the server wrote to stderr so far.
+    pub fn stderr_volume(&self) -> (u64, u64) {
+        self.process.stderr_volume()
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Everything sent and received so far, in order.
+    pub fn transcript(&self) -> Vec<TranscriptEntry> {
+        self.transcript
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn record(&self, direction: Direction, text: String) {
+        record(&self.transcript, self.started, direction, text);
+    }
+}
+
+fn event_of(frame: RawFrame) -> RawEvent {
+    match frame {
+        Ok(bytes) => RawEvent::Frame(bytes),
+        Err(e) => RawEvent::Invalid(e),
+    }
+}
+
+fn record(log: &Transcript, started: Instant, direction: Direction, mut text: String) {
+    if text.len() > MAX_ENTRY_TEXT {
+        let total = text.len();
+        let mut cut = MAX_ENTRY_TEXT;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(&format!("… ({total} bytes in all)"));
+    }
+    let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
+    if log.len() < MAX_ENTRIES {
+        log.push(TranscriptEntry {
+            at_ms: started.elapsed().as_secs_f64() * 1000.0,
+            direction,
+            text,
+        });
+    }
+}
