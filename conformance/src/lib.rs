@@ -1,6 +1,25 @@
-//! Conformance harness for stdio MCP servers.
+//! `mcp-conformance`: replays handshake, JSON-RPC error, tool and byte-level framing scenarios
+//! against any stdio MCP server and reports, with spec references, what it does wrong.
 //!
-//! Placeholder crate: scenarios, reports and the bench are built in issue #4 on top of the
-//! `mcp-client` crate.
+//! * [`check`]: levels (MUST / SHOULD / INFO), outcomes, profiles and verdicts.
+//! * [`checks`]: the built-in checks; [`scenario`]: checks as JSON data (`--scenario-file`).
+//! * [`probe`]: one server process with the vocabulary checks are written in.
+//! * [`runner`]: selection, fresh processes per check, bounded waits, expected failures.
+//! * [`target`]: command lines and host config files; [`report`]: text, JSON, JUnit, transcripts.
 
-pub use mcp_client as client;
+pub mod check;
+pub mod checks;
+pub mod pattern;
+pub mod probe;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod target;
+
+use mcp_protocol::mcp::ProtocolVersion;
+
+/// The version offered in handshakes.
+pub const LATEST: &str = ProtocolVersion::LATEST.as_str_const();
+
+/// Every legacy-era version, oldest first.
+pub const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];

@@ -39,6 +39,11 @@ impl ProtocolVersion {
     }
 
     pub fn as_str(self) -> &'static str {
+        self.as_str_const()
+    }
+
+    /// [`as_str`](Self::as_str) for constant contexts.
+    pub const fn as_str_const(self) -> &'static str {
         match self {
             ProtocolVersion::V2024_11_05 => "2024-11-05",
             ProtocolVersion::V2025_03_26 => "2025-03-26",

@@ -1,0 +1,188 @@
+//! What a check is, what it can conclude, and how a profile turns that into PASS/FAIL/WARN.
+
+use std::fmt;
+use std::time::Duration;
+
+use mcp_client::TranscriptEntry;
+use serde::{Deserialize, Serialize};
+
+/// How binding the requirement behind a check is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Level {
+    /// A MUST of the MCP spec or of JSON-RPC 2.0.
+    Must,
+    /// A SHOULD, or what every real host relies on.
+    Should,
+    /// Observed behaviour; never fails.
+    Info,
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+            Level::Info => "INFO",
+        })
+    }
+}
+
+/// Which checks run and how strictly they are judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Any stdio server: MUST failures fail the run; SHOULD failures warn.
+    #[default]
+    Generic,
+    /// SHOULD failures fail too.
+    Strict,
+    /// Our `mcp-echo-server`'s exact documented behaviour: strict, plus the echo checks.
+    Echo,
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Generic => "generic",
+            Profile::Strict => "strict",
+            Profile::Echo => "echo",
+        }
+    }
+}
+
+/// A stable description of a check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckInfo {
+    /// Stable id, `area.name` (e.g. `lifecycle.ping-before-initialize`).
+    pub id: String,
+    pub level: Level,
+    /// One line: what the server must do.
+    pub description: String,
+    /// Where the requirement comes from (spec page and section, or JSON-RPC 2.0 section).
+    pub spec: String,
+    /// Only in the `echo` profile (our server's documented behaviour, not the spec's).
+    #[serde(default)]
+    pub echo_only: bool,
+}
+
+impl CheckInfo {
+    /// The part of the id before the first dot: lifecycle, jsonrpc, tools, framing, …
+    pub fn area(&self) -> &str {
+        self.id.split('.').next().unwrap_or(&self.id)
+    }
+}
+
+/// What a check concluded, before the profile judges it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The server did what is required. The text says what was observed (may be empty).
+    Pass(String),
+    /// It did not: what was expected and what came back.
+    Fail { expected: String, actual: String },
+    /// An observation for the report (used by INFO checks; never fails).
+    Observed(String),
+    /// The check does not apply (e.g. the server has no tools); the text says why.
+    Skip(String),
+}
+
+impl Outcome {
+    pub fn pass(text: impl Into<String>) -> Outcome {
+        Outcome::Pass(text.into())
+    }
+
+    pub fn fail(expected: impl Into<String>, actual: impl Into<String>) -> Outcome {
+        Outcome::Fail {
+            expected: expected.into(),
+            actual: actual.into(),
+        }
+    }
+}
+
+/// The verdict in a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Status {
+    Pass,
+    Fail,
+    /// A SHOULD not met under the generic profile.
+    Warn,
+    /// An INFO check's observation.
+    Info,
+    Skip,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::Warn => "WARN",
+            Status::Info => "INFO",
+            Status::Skip => "SKIP",
+        })
+    }
+}
+
+/// Judges an outcome at a level under a profile.
+pub fn judge(level: Level, outcome: &Outcome, profile: Profile) -> Status {
+    match (outcome, level) {
+        (Outcome::Skip(_), _) => Status::Skip,
+        (_, Level::Info) | (Outcome::Observed(_), _) => Status::Info,
+        (Outcome::Pass(_), _) => Status::Pass,
+        (Outcome::Fail { .. }, Level::Must) => Status::Fail,
+        (Outcome::Fail { .. }, Level::Should) => match profile {
+            Profile::Generic => Status::Warn,
+            Profile::Strict | Profile::Echo => Status::Fail,
+        },
+    }
+}
+
+/// One check's result against one target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    pub info: CheckInfo,
+    pub status: Status,
+    pub outcome: Outcome,
+    /// Listed in `--expected-failures`: a FAIL that does not fail the run.
+    pub expected_failure: bool,
+    pub duration: Duration,
+    /// Frames exchanged (both directions, timestamps) by the check's server processes.
+    pub transcript: Vec<TranscriptEntry>,
+    /// The server's stderr during the check (last lines).
+    pub stderr: Vec<String>,
+}
+
+/// What the run says about one target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetReport {
+    /// The name from a config file, or the command line.
+    pub name: String,
+    pub command: String,
+    pub framing: String,
+    pub profile: Profile,
+    /// `serverInfo` from a successful `initialize`, if any.
+    pub server_info: Option<serde_json::Value>,
+    /// Set when the server could not be started at all (exit code 3).
+    pub start_error: Option<String>,
+    /// Set when the entry was not tested (an HTTP server in a config file).
+    pub skipped: Option<String>,
+    pub results: Vec<CheckResult>,
+    /// Listed expected failures that now pass: they fail the run so baselines shrink.
+    pub stale_expected_failures: Vec<String>,
+    pub duration: Duration,
+}
+
+impl TargetReport {
+    pub fn count(&self, status: Status) -> usize {
+        self.results.iter().filter(|r| r.status == status).count()
+    }
+
+    /// FAILs that are not expected, plus stale expectations.
+    pub fn failed(&self) -> bool {
+        self.results
+            .iter()
+            .any(|r| r.status == Status::Fail && !r.expected_failure)
+            || !self.stale_expected_failures.is_empty()
+    }
+}

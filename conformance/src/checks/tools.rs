@@ -1,0 +1,387 @@
+//! Tools (`server/tools.mdx`, `schema.ts` Tool, CallToolResult).
+
+use std::collections::HashSet;
+
+use futures::FutureExt;
+use serde_json::{json, Map, Value};
+
+use super::{code, step};
+use crate::check::{Level, Outcome};
+use crate::pattern::short;
+use crate::probe::Probe;
+use crate::runner::{Check, Ctx};
+
+pub fn checks() -> Vec<Check> {
+    vec![
+        code(
+            "tools.list-shape",
+            Level::Must,
+            "tools/list returns tools with unique string names and object inputSchemas; pages are followed",
+            "server/tools.mdx, Listing Tools; schema.ts Tool (inputSchema.type: \"object\")",
+            |ctx| list_shape(ctx).boxed(),
+        ),
+        code(
+            "tools.names-valid",
+            Level::Should,
+            "tool names are 1-128 characters of A-Z a-z 0-9 _ - .",
+            "server/tools.mdx, Tool Names (2025-11-25)",
+            |ctx| names_valid(ctx).boxed(),
+        ),
+        code(
+            "tools.invalid-cursor",
+            Level::Should,
+            "tools/list with a cursor the server never issued gets -32602",
+            "server/utilities/pagination.mdx (\"Invalid cursors SHOULD result in an error with code -32602\")",
+            |ctx| invalid_cursor(ctx).boxed(),
+        ),
+        code(
+            "tools.unknown-tool",
+            Level::Must,
+            "calling an unknown tool is an error: JSON-RPC -32602 or an isError result",
+            "server/tools.mdx, Error Handling",
+            |ctx| unknown_tool(ctx).boxed(),
+        ),
+        code(
+            "tools.call-result-shape",
+            Level::Must,
+            "a tools/call result has a content array of typed blocks (calls only a read-only tool)",
+            "server/tools.mdx, Calling Tools; schema.ts CallToolResult",
+            |ctx| call_result_shape(ctx).boxed(),
+        ),
+        code(
+            "tools.structured-content",
+            Level::Must,
+            "a tool with an outputSchema returns structuredContent that conforms to it",
+            "server/tools.mdx, Output Schema (\"Servers MUST provide structured results that conform\")",
+            |ctx| structured_content(ctx).boxed(),
+        ),
+    ]
+}
+
+/// All tools, following pages (at most 100).
+async fn list_all(p: &mut Probe) -> Result<Vec<Value>, String> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    let mut seen = HashSet::new();
+    for _ in 0..100 {
+        let params = cursor.as_ref().map(|c| json!({"cursor": c}));
+        let reply = p.request("tools/list", params).await?;
+        let Some(result) = reply.get("result") else {
+            return Err(format!("tools/list failed: {}", short(&reply)));
+        };
+        let Some(page) = result.get("tools").and_then(Value::as_array) else {
+            return Err(format!("result.tools is not an array: {}", short(result)));
+        };
+        tools.extend(page.iter().cloned());
+        match result.get("nextCursor") {
+            None | Some(Value::Null) => return Ok(tools),
+            Some(c @ Value::String(s)) => {
+                if !seen.insert(s.clone()) {
+                    return Err(format!("nextCursor {s:?} repeats: the pages loop"));
+                }
+                cursor = Some(c.clone());
+            }
+            Some(other) => return Err(format!("nextCursor is not a string: {other}")),
+        }
+    }
+    Err("more than 100 pages".to_owned())
+}
+
+async fn list_shape(ctx: &Ctx) -> Outcome {
+    let mut p = step!(ctx.ready().await, "a complete handshake");
+    let tools = step!(list_all(&mut p).await, "a tools/list result");
+    let mut names = HashSet::new();
+    let mut problems = Vec::new();
+    for t in &tools {
+        let Some(name) = t.get("name").and_then(Value::as_str) else {
+            problems.push(format!("a tool without a string name: {}", short(t)));
+            continue;
+        };
+        if !names.insert(name.to_owned()) {
+            problems.push(format!("{name:?} is listed twice"));
+        }
+        match t.get("inputSchema") {
+            Some(s) if s.get("type") == Some(&json!("object")) => {}
+            Some(s) => problems.push(format!(
+                "{name}: inputSchema.type is not \"object\": {}",
+                short(s)
+            )),
+            None => problems.push(format!("{name}: no inputSchema")),
+        }
+    }
+    if problems.is_empty() {
+        Outcome::pass(format!("{} tool(s)", tools.len()))
+    } else {
+        Outcome::fail("valid tool definitions", problems.join("\n"))
+    }
+}
+
+fn name_ok(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+async fn names_valid(ctx: &Ctx) -> Outcome {
+    let mut p = step!(ctx.ready().await, "a complete handshake");
+    let tools = step!(list_all(&mut p).await, "a tools/list result");
+    let bad: Vec<String> = tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .filter(|n| !name_ok(n))
+        .map(|n| format!("{n:?}"))
+        .collect();
+    if bad.is_empty() {
+        Outcome::pass(format!("{} name(s)", tools.len()))
+    } else {
+        Outcome::fail("names of [A-Za-z0-9_.-]{1,128}", bad.join(", "))
+    }
+}
+
+async fn invalid_cursor(ctx: &Ctx) -> Outcome {
+    let mut p = step!(ctx.ready().await, "a complete handshake");
+    let reply = step!(
+        p.request(
+            "tools/list",
+            Some(json!({"cursor": "mcp-conformance-no-such-cursor"}))
+        )
+        .await,
+        "a reply"
+    );
+    match reply.pointer("/error/code").and_then(Value::as_i64) {
+        Some(-32602) => Outcome::pass("-32602"),
+        _ => Outcome::fail("error -32602", short(&reply)),
+    }
+}
+
+async fn unknown_tool(ctx: &Ctx) -> Outcome {
+    let mut p = step!(ctx.ready().await, "a complete handshake");
+    let reply = step!(
+        p.request(
+            "tools/call",
+            Some(json!({"name": "mcp-conformance-no-such-tool", "arguments": {}}))
+        )
+        .await,
+        "a reply"
+    );
+    match (
+        reply.pointer("/error/code").and_then(Value::as_i64),
+        reply.get("result"),
+    ) {
+        (Some(-32602), _) => Outcome::pass("JSON-RPC error -32602"),
+        (_, Some(r)) if r.get("isError") == Some(&json!(true)) => {
+            Outcome::pass("a result with isError: true")
+        }
+        _ => Outcome::fail("error -32602 or a result with isError: true", short(&reply)),
+    }
+}
+
+/// A tool the harness may call: annotated read-only and not destructive.
+fn safe_tool(tools: &[Value]) -> Option<&Value> {
+    tools.iter().find(|t| {
+        t.pointer("/annotations/readOnlyHint") == Some(&json!(true))
+            && t.pointer("/annotations/destructiveHint") != Some(&json!(true))
+    })
+}
+
+/// Minimal arguments that satisfy the required properties of a schema.
+fn arguments_for(schema: &Value) -> Value {
+    let mut args = Map::new();
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        let prop = schema
+            .pointer(&format!("/properties/{name}"))
+            .unwrap_or(&Value::Null);
+        args.insert(name.to_owned(), sample(prop));
+    }
+    Value::Object(args)
+}
+
+fn sample(schema: &Value) -> Value {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    let kind = match schema.get("type") {
+        Some(Value::Array(kinds)) => kinds.first().and_then(Value::as_str),
+        Some(Value::String(kind)) => Some(kind.as_str()),
+        _ => None,
+    };
+    match kind {
+        Some("integer" | "number") => json!(1),
+        Some("boolean") => json!(false),
+        Some("array") => json!([]),
+        Some("object") => arguments_for(schema),
+        Some("null") => Value::Null,
+        _ => json!("mcp-conformance"),
+    }
+}
+
+async fn call_safe_tool(p: &mut Probe) -> Result<Option<(Value, Value)>, String> {
+    let tools = list_all(p).await?;
+    let Some(tool) = safe_tool(&tools).cloned() else {
+        return Ok(None);
+    };
+    let name = tool.get("name").cloned().unwrap_or(Value::Null);
+    let args = arguments_for(tool.get("inputSchema").unwrap_or(&Value::Null));
+    let reply = p
+        .request("tools/call", Some(json!({"name": name, "arguments": args})))
+        .await?;
+    Ok(Some((tool, reply)))
+}
+
+const NO_SAFE_TOOL: &str =
+    "no tool is annotated readOnlyHint: true; the harness does not call tools that may have effects";
+
+async fn call_result_shape(ctx: &Ctx) -> Outcome {
+    let mut p = step!(ctx.ready().await, "a complete handshake");
+    let Some((tool, reply)) = step!(call_safe_tool(&mut p).await, "a tools/call reply") else {
+        return Outcome::Skip(NO_SAFE_TOOL.to_owned());
+    };
+    let name = tool["name"].as_str().unwrap_or("?").to_owned();
+    let Some(result) = reply.get("result") else {
+        return Outcome::fail(format!("a result from {name}"), short(&reply));
+    };
+    let Some(content) = result.get("content").and_then(Value::as_array) else {
+        return Outcome::fail("result.content is an array", short(result));
+    };
+    let untyped: Vec<String> = content
+        .iter()
+        .filter(|b| !b.get("type").is_some_and(Value::is_string))
+        .map(short)
+        .collect();
+    if !untyped.is_empty() {
+        return Outcome::fail("content blocks with a string \"type\"", untyped.join(", "));
+    }
+    if let Some(flag) = result.get("isError") {
+        if !flag.is_boolean() {
+            return Outcome::fail("isError is a boolean", short(flag));
+        }
+    }
+    Outcome::pass(format!("{name}: {} block(s)", content.len()))
+}
+
+async fn structured_content(ctx: &Ctx) -> Outcome {
+    let mut p = step!(ctx.ready().await, "a complete handshake");
+    let Some((tool, reply)) = step!(call_safe_tool(&mut p).await, "a tools/call reply") else {
+        return Outcome::Skip(NO_SAFE_TOOL.to_owned());
+    };
+    let Some(schema) = tool.get("outputSchema") else {
+        return Outcome::Skip("the tool it can call declares no outputSchema".to_owned());
+    };
+    let Some(result) = reply.get("result") else {
+        return Outcome::fail("a result", short(&reply));
+    };
+    if result.get("isError") == Some(&json!(true)) {
+        return Outcome::Skip("the call returned isError; nothing structured to check".to_owned());
+    }
+    let Some(structured) = result.get("structuredContent") else {
+        return Outcome::fail("structuredContent", format!("none in {}", short(result)));
+    };
+    match conforms(schema, structured, "structuredContent") {
+        Ok(()) => Outcome::pass("conforms"),
+        Err(e) => Outcome::fail(
+            format!("structuredContent conforming to {}", short(schema)),
+            e,
+        ),
+    }
+}
+
+/// A small JSON Schema check: `type`, `required`, `properties`, `additionalProperties: false`,
+/// `enum`, `items`. Enough for tool output schemas; unknown keywords are not checked.
+pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
+    if let Some(kind) = schema.get("type") {
+        let kinds: Vec<&str> = match kind {
+            Value::String(k) => vec![k.as_str()],
+            Value::Array(ks) => ks.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let ok = kinds.is_empty()
+            || kinds.iter().any(|k| match *k {
+                "object" => v.is_object(),
+                "array" => v.is_array(),
+                "string" => v.is_string(),
+                "integer" => v.is_i64() || v.is_u64(),
+                "number" => v.is_number(),
+                "boolean" => v.is_boolean(),
+                "null" => v.is_null(),
+                _ => true,
+            });
+        if !ok {
+            return Err(format!("{path} is {}, not {}", short(v), kinds.join("|")));
+        }
+    }
+    if let Some(options) = schema.get("enum").and_then(Value::as_array) {
+        if !options.contains(v) {
+            return Err(format!(
+                "{path} = {} is not one of {}",
+                short(v),
+                short(&json!(options))
+            ));
+        }
+    }
+    if let Some(obj) = v.as_object() {
+        for name in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = name.as_str() {
+                if !obj.contains_key(name) {
+                    return Err(format!("{path}.{name} is required but missing"));
+                }
+            }
+        }
+        let props = schema.get("properties").and_then(Value::as_object);
+        for (key, value) in obj {
+            match props.and_then(|p| p.get(key)) {
+                Some(sub) => conforms(sub, value, &format!("{path}.{key}"))?,
+                None if schema.get("additionalProperties") == Some(&json!(false)) => {
+                    return Err(format!(
+                        "{path}.{key} is not allowed (additionalProperties: false)"
+                    ))
+                }
+                None => {}
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (schema.get("items"), v.as_array()) {
+        for (i, item) in arr.iter().enumerate() {
+            conforms(items, item, &format!("{path}[{i}]"))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_conformance() {
+        let schema = json!({"type": "object", "properties": {"text": {"type": "string"}},
+                            "required": ["text"], "additionalProperties": false});
+        assert!(conforms(&schema, &json!({"text": "x"}), "$").is_ok());
+        assert!(conforms(&schema, &json!({}), "$")
+            .unwrap_err()
+            .contains("required"));
+        assert!(conforms(&schema, &json!({"text": 1}), "$").is_err());
+        assert!(conforms(&schema, &json!({"text": "x", "y": 1}), "$").is_err());
+    }
+
+    #[test]
+    fn sample_arguments() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string"},
+            "n": {"type": "integer"}, "e": {"enum": ["x", "y"]}, "o": {"type": "number"}},
+            "required": ["a", "n", "e"]});
+        assert_eq!(
+            arguments_for(&schema),
+            json!({"a": "mcp-conformance", "n": 1, "e": "x"})
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! One server process under test, with the small vocabulary checks are written in: send,
+//! wait for the response to an id, expect silence, shut down. Every wait is bounded.
+
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use mcp_client::{RawConnection, RawEvent, TranscriptEntry};
+use serde_json::{json, Value};
+
+use crate::pattern::short;
+use crate::runner::Ctx;
+
+/// What a check's processes left behind, for the report.
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub transcript: Vec<TranscriptEntry>,
+    pub stderr: Vec<String>,
+}
+
+pub type Sink = Arc<Mutex<Collected>>;
+
+/// One thing read from stdout.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Got {
+    Json(Value),
+    /// Bytes that are not a JSON frame: a spec violation on stdout.
+    Garbage(String),
+    Eof,
+    Timeout,
+}
+
+/// A spawned server with helpers for checks.
+#[derive(Debug)]
+pub struct Probe {
+    conn: RawConnection,
+    next_id: i64,
+    /// The bound of each wait.
+    pub wait: Duration,
+    /// Responses that arrived while waiting for another id.
+    stash: Vec<Value>,
+    /// Everything on stdout that was not a JSON frame.
+    pub garbage: Vec<String>,
+    /// Every JSON frame received.
+    pub received: Vec<Value>,
+    sink: Sink,
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        let mut c = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        c.transcript.extend(self.conn.transcript());
+        c.stderr.extend(self.conn.stderr_now());
+    }
+}
+
+/// Is this a JSON-RPC response (not a request or notification)?
+pub fn is_response(v: &Value) -> bool {
+    v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
+}
+
+impl Probe {
+    pub(crate) fn new(conn: RawConnection, wait: Duration, sink: Sink) -> Probe {
+        Probe {
+            conn,
+            next_id: 1,
+            wait,
+            stash: Vec::new(),
+            garbage: Vec::new(),
+            received: Vec::new(),
+            sink,
+        }
+    }
+
+    pub fn conn(&self) -> &RawConnection {
+        &self.conn
+    }
+
+    /// A fresh integer id.
+    pub fn id(&mut self) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    pub async fn send(&mut self, v: &Value) -> Result<(), String> {
+        self.conn
+            .send_json(v)
+            .await
+            .map_err(|e| format!("writing to the server's stdin failed: {e}"))
+    }
+
+    pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.conn
+            .send_raw(bytes)
+            .await
+            .map_err(|e| format!("writing to the server's stdin failed: {e}"))
+    }
+
+    /// One frame holding `body` in the connection's framing.
+    pub fn frame(&self, body: &[u8]) -> Vec<u8> {
+        self.conn.frame(body)
+    }
+
+    /// The next thing on stdout, bounded by `limit`.
+    pub async fn next(&mut self, limit: Duration) -> Got {
+        match self.conn.recv(limit).await {
+            None => Got::Timeout,
+            Some(RawEvent::Eof) | Some(RawEvent::ReadError(_)) => Got::Eof,
+            Some(RawEvent::Invalid(e)) => {
+                let text = e.to_string();
+                self.garbage.push(text.clone());
+                Got::Garbage(text)
+            }
+            Some(RawEvent::Frame(bytes)) => match serde_json::from_slice::<Value>(&bytes) {
+                Ok(v) => {
+                    self.received.push(v.clone());
+                    Got::Json(v)
+                }
+                Err(e) => {
+                    let text = format!(
+                        "not JSON ({e}): {}",
+                        String::from_utf8_lossy(&bytes[..bytes.len().min(120)])
+                    );
+                    self.garbage.push(text.clone());
+                    Got::Garbage(text)
+                }
+            },
+        }
+    }
+
+    /// Waits for the response whose `id` equals `id` (responses to other ids are kept for
+    /// later; notifications and server requests are passed over).
+    pub async fn response(&mut self, id: &Value) -> Result<Value, String> {
+        if let Some(i) = self.stash.iter().position(|r| r.get("id") == Some(id)) {
+            return Ok(self.stash.remove(i));
+        }
+        let deadline = tokio::time::Instant::now() + self.wait;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.next(left).await {
+                Got::Json(v) if is_response(&v) => {
+                    if v.get("id") == Some(id) {
+                        return Ok(v);
+                    }
+                    self.stash.push(v);
+                }
+                Got::Json(_) | Got::Garbage(_) => {}
+                Got::Eof => {
+                    return Err(format!(
+                        "the server closed its stdout before answering id {id}{}",
+                        self.exit_note().await
+                    ))
+                }
+                Got::Timeout => {
+                    return Err(format!("no response to id {id} within {:?}", self.wait))
+                }
+            }
+        }
+    }
+
+    /// Sends a request with a fresh id and returns its whole response object.
+    pub async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value, String> {
+        let id = json!(self.id());
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        self.send(&msg).await?;
+        self.response(&id).await
+    }
+
+    pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), String> {
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        self.send(&msg).await
+    }
+
+    /// `initialize` with `version`; returns the response object (result or error).
+    pub async fn initialize(&mut self, version: &str) -> Result<Value, String> {
+        self.request("initialize", Some(initialize_params(version)))
+            .await
+    }
+
+    /// `initialize` + `notifications/initialized`; returns the initialize result.
+    pub async fn handshake(&mut self, version: &str) -> Result<Value, String> {
+        let reply = self.initialize(version).await?;
+        match reply.get("result") {
+            Some(result) => {
+                let result = result.clone();
+                self.notify("notifications/initialized", None).await?;
+                Ok(result)
+            }
+            None => Err(format!("initialize failed: {}", short(&reply))),
+        }
+    }
+
+    /// Expects no response (and nothing that is not a frame) within `window`.
+    pub async fn silence(&mut self, window: Duration) -> Result<(), String> {
+        if let Some(r) = self.stash.first() {
+            return Err(format!("got {}", short(r)));
+        }
+        let deadline = tokio::time::Instant::now() + window;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.next(left).await {
+                Got::Timeout => return Ok(()),
+                Got::Json(v) if is_response(&v) => return Err(format!("got {}", short(&v))),
+                Got::Json(_) => {}
+                Got::Garbage(g) => return Err(format!("got bytes that are not a frame: {g}")),
+                Got::Eof => return Ok(()),
+            }
+        }
+    }
+
+    /// Checks the server still answers: a ping, or any response to it.
+    pub async fn still_serving(&mut self) -> Result<(), String> {
+        self.request("ping", None)
+            .await
+            .map(drop)
+            .map_err(|e| format!("the server stopped serving: {e}"))
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.conn.close_stdin();
+    }
+
+    pub fn terminate(&self) {
+        self.conn.terminate();
+    }
+
+    pub async fn wait_exit(&self, limit: Duration) -> Option<ExitStatus> {
+        self.conn.wait_exit(limit).await
+    }
+
+    async fn exit_note(&self) -> String {
+        match self.conn.wait_exit(Duration::from_millis(300)).await {
+            Some(status) => format!(" ({status})"),
+            None => String::new(),
+        }
+    }
+}
+
+/// `initialize` params as a spec-following client sends them.
+pub fn initialize_params(version: &str) -> Value {
+    json!({
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")}
+    })
+}
+
+impl Ctx {
+    /// A fresh process, no handshake.
+    pub async fn spawn(&self) -> Result<Probe, String> {
+        let conn = RawConnection::spawn(
+            &self.target.command(),
+            self.config.framing,
+            self.config.max_message_bytes,
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Probe::new(conn, self.config.wait, Arc::clone(&self.sink)))
+    }
+
+    /// A fresh process after a complete handshake with the latest version.
+    pub async fn ready(&self) -> Result<Probe, String> {
+        let mut probe = self.spawn().await?;
+        probe.handshake(crate::LATEST).await?;
+        Ok(probe)
+    }
+}
