@@ -94,7 +94,12 @@ impl RawConnection {
             Framing::Ndjson => FramingMode::Ndjson,
             Framing::ContentLength => FramingMode::ContentLength,
         };
-        let codec = RawCodec(StdioCodec::new(mode).with_max_message_bytes(max_message_bytes));
+        // Strict: blank lines, a BOM or stray header lines on stdout are reported, not skipped.
+        let codec = RawCodec(
+            StdioCodec::new(mode)
+                .with_max_message_bytes(max_message_bytes)
+                .strict(),
+        );
         let mut frames = FramedRead::new(spawned.stdout, codec);
         // Bounded: a harness that stops reading stops the server's writes, not our memory.
         let (tx, events) = mpsc::channel(4096);

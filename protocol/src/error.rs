@@ -123,6 +123,10 @@ pub enum FrameError {
     /// The input ended in the middle of a frame.
     #[error("input ended inside a message: {0}")]
     Truncated(String),
+    /// Bytes between messages that a lenient reader skips (a blank line, a byte-order mark,
+    /// an unknown header line); reported only by a strict codec.
+    #[error("not a message: {0}")]
+    NotAMessage(String),
 }
 
 fn too_large_text(declared: Option<u64>, max: usize) -> String {
@@ -152,6 +156,10 @@ impl FrameError {
             FrameError::Header(msg) => ErrorObject::new(
                 ErrorCode::PARSE_ERROR,
                 format!("Parse error: malformed Content-Length header: {msg}"),
+            ),
+            FrameError::NotAMessage(msg) => ErrorObject::new(
+                ErrorCode::PARSE_ERROR,
+                format!("Parse error: not a message: {msg}"),
             ),
             FrameError::Truncated(msg) => ErrorObject::new(
                 ErrorCode::PARSE_ERROR,

@@ -347,3 +347,41 @@ fn encoded_newlines_are_escaped() {
     assert_eq!(out.last(), Some(&b'\n'));
     let _ = codec.decode(&mut out);
 }
+
+#[test]
+fn strict_mode_reports_what_lenient_mode_skips() {
+    // Lenient (a server reading its peer): blank lines and a BOM are skipped silently.
+    let input = format!("\u{feff}{PING}\n\n{NOTE}\n");
+    assert_eq!(
+        decode_chunks(StdioCodec::new(FramingMode::Ndjson), &[input.as_bytes()]),
+        vec![ok(PING), ok(NOTE)]
+    );
+    // Strict (a harness judging a peer): each is reported, and no message is lost.
+    for at in 0..=input.len() {
+        let (a, b) = input.as_bytes().split_at(at);
+        assert_eq!(
+            decode_chunks(StdioCodec::new(FramingMode::Ndjson).strict(), &[a, b]),
+            vec![
+                Seen::Err(ErrorCode::PARSE_ERROR, None),
+                ok(PING),
+                Seen::Err(ErrorCode::PARSE_ERROR, None),
+                ok(NOTE)
+            ],
+            "split at {at}"
+        );
+    }
+    // A stray log line before a Content-Length header is reported; the frame still decodes.
+    let mut input = b"INFO:server:starting\r\n".to_vec();
+    input.extend(lsp(PING));
+    assert_eq!(
+        decode_chunks(StdioCodec::new(FramingMode::ContentLength), &[&input]),
+        vec![ok(PING)]
+    );
+    assert_eq!(
+        decode_chunks(
+            StdioCodec::new(FramingMode::ContentLength).strict(),
+            &[&input]
+        ),
+        vec![Seen::Err(ErrorCode::PARSE_ERROR, None), ok(PING)]
+    );
+}

@@ -33,6 +33,7 @@ impl HeaderDecoder {
         src: &mut BytesMut,
         max: usize,
         max_header: usize,
+        strict: bool,
     ) -> Option<RawFrame> {
         loop {
             match *self {
@@ -42,6 +43,11 @@ impl HeaderDecoder {
                     src.advance(blank);
                     if src.is_empty() {
                         return None;
+                    }
+                    if strict {
+                        if let Some(item) = unknown_first_line(src) {
+                            return Some(item);
+                        }
                     }
                     let window = &src[..src.len().min(max_header)];
                     let Some(end) = header_end(window) else {
@@ -122,6 +128,23 @@ impl HeaderDecoder {
             _ => None,
         }
     }
+}
+
+/// Strict mode: a first line that is not a `Content-Length`/`Content-Type` header is reported
+/// and consumed alone, so the frame after it still decodes.
+fn unknown_first_line(src: &mut BytesMut) -> Option<RawFrame> {
+    let nl = memchr::memchr(b'\n', src)?;
+    let line = src[..nl].strip_suffix(b"\r").unwrap_or(&src[..nl]);
+    let name = line
+        .iter()
+        .position(|b| *b == b':')
+        .map(|colon| line[..colon].trim_ascii())?;
+    if name.eq_ignore_ascii_case(b"content-length") || name.eq_ignore_ascii_case(b"content-type") {
+        return None;
+    }
+    let text = format!("a line that is not a frame header: \"{}\"", snippet(line));
+    src.advance(nl + 1);
+    Some(Err(FrameError::NotAMessage(text)))
 }
 
 /// The index just past the empty line that ends a header block, if there is one.

@@ -85,6 +85,8 @@ pub struct StdioCodec {
     max_header: usize,
     lines: ndjson::LineDecoder,
     headers: lsp::HeaderDecoder,
+    /// Report what a lenient reader skips between messages (see [`StdioCodec::strict`]).
+    strict: bool,
 }
 
 impl Default for StdioCodec {
@@ -102,7 +104,16 @@ impl StdioCodec {
             max_header: DEFAULT_MAX_HEADER_BYTES,
             lines: ndjson::LineDecoder::default(),
             headers: lsp::HeaderDecoder::default(),
+            strict: false,
         }
+    }
+
+    /// Reports, as [`FrameError::NotAMessage`], what a lenient reader skips between messages:
+    /// blank lines, a byte-order mark, header lines other than `Content-Length`/`Content-Type`.
+    /// For judging a peer (a conformance harness), not for serving one.
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
     }
 
     /// Sets the largest message body accepted, in bytes (a line's `\r\n` is not counted).
@@ -177,8 +188,11 @@ impl StdioCodec {
             },
         };
         Ok(match framing {
-            Framing::Ndjson => self.lines.decode(src, self.max_message),
-            Framing::ContentLength => self.headers.decode(src, self.max_message, self.max_header),
+            Framing::Ndjson => self.lines.decode(src, self.max_message, self.strict),
+            Framing::ContentLength => {
+                self.headers
+                    .decode(src, self.max_message, self.max_header, self.strict)
+            }
         })
     }
 
@@ -189,7 +203,7 @@ impl StdioCodec {
         }
         // Whatever is left is an unterminated frame (or nothing but whitespace).
         Ok(match self.framing().unwrap_or(Framing::Ndjson) {
-            Framing::Ndjson => self.lines.decode_eof(src, self.max_message),
+            Framing::Ndjson => self.lines.decode_eof(src, self.max_message, self.strict),
             Framing::ContentLength => self.headers.decode_eof(src),
         })
     }

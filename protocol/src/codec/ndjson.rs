@@ -17,10 +17,20 @@ pub(super) struct LineDecoder {
     scanned: usize,
     /// Skipping the rest of an over-long line that was already reported.
     discarding: bool,
+    /// Strict mode: a message that follows a reported byte-order mark.
+    pending: Option<RawFrame>,
 }
 
 impl LineDecoder {
-    pub(super) fn decode(&mut self, src: &mut BytesMut, max: usize) -> Option<RawFrame> {
+    pub(super) fn decode(
+        &mut self,
+        src: &mut BytesMut,
+        max: usize,
+        strict: bool,
+    ) -> Option<RawFrame> {
+        if let Some(item) = self.pending.take() {
+            return Some(item);
+        }
         loop {
             if self.discarding {
                 match memchr::memchr(b'\n', src) {
@@ -42,7 +52,7 @@ impl LineDecoder {
                     self.scanned = 0;
                     let mut line = src.split_to(end + 1).freeze();
                     line.truncate(end);
-                    if let Some(item) = frame(line, max) {
+                    if let Some(item) = self.frame(line, max, strict) {
                         return Some(item);
                     }
                 }
@@ -65,32 +75,51 @@ impl LineDecoder {
     }
 
     /// The input ended: a last line without `\n` is still a message (nothing is lost).
-    pub(super) fn decode_eof(&mut self, src: &mut BytesMut, max: usize) -> Option<RawFrame> {
+    pub(super) fn decode_eof(
+        &mut self,
+        src: &mut BytesMut,
+        max: usize,
+        strict: bool,
+    ) -> Option<RawFrame> {
+        if let Some(item) = self.pending.take() {
+            return Some(item);
+        }
         let line = src.split().freeze();
         self.scanned = 0;
-        if std::mem::take(&mut self.discarding) {
+        if std::mem::take(&mut self.discarding) || line.is_empty() {
             return None;
         }
-        frame(line, max)
+        self.frame(line, max, strict)
     }
-}
 
-/// One line without its `\n`: strips `\r` and a BOM, skips blank lines, checks the size.
-fn frame(mut line: Bytes, max: usize) -> Option<RawFrame> {
-    if line.ends_with(b"\r") {
-        line.truncate(line.len() - 1);
+    /// One line without its `\n`: strips `\r` and a BOM, skips blank lines, checks the size.
+    /// A strict decoder reports the BOM (then hands out the message) and blank lines.
+    fn frame(&mut self, mut line: Bytes, max: usize, strict: bool) -> Option<RawFrame> {
+        if line.ends_with(b"\r") {
+            line.truncate(line.len() - 1);
+        }
+        let bom = line.starts_with(BOM);
+        if bom {
+            line.advance(BOM.len());
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return strict.then(|| Err(FrameError::NotAMessage("an empty line".to_owned())));
+        }
+        let item = if line.len() > max {
+            Err(FrameError::TooLarge {
+                declared: Some(line.len() as u64),
+                max,
+            })
+        } else {
+            Ok(line)
+        };
+        if strict && bom {
+            self.pending = Some(item);
+            return Some(Err(FrameError::NotAMessage(
+                "a UTF-8 byte-order mark (EF BB BF) before a message (RFC 8259 §8.1: MUST NOT)"
+                    .to_owned(),
+            )));
+        }
+        Some(item)
     }
-    if line.starts_with(BOM) {
-        line.advance(BOM.len());
-    }
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return None;
-    }
-    if line.len() > max {
-        return Some(Err(FrameError::TooLarge {
-            declared: Some(line.len() as u64),
-            max,
-        }));
-    }
-    Some(Ok(line))
 }
