@@ -154,7 +154,7 @@ async fn negotiated(ctx: &Ctx, offered: &str) -> Result<String, String> {
 }
 
 async fn version_negotiation(ctx: &Ctx) -> Outcome {
-    let mut seen = Vec::new();
+    let mut answers = Vec::new();
     for offered in LEGACY_VERSIONS {
         let answer = step!(
             negotiated(ctx, offered).await,
@@ -163,17 +163,33 @@ async fn version_negotiation(ctx: &Ctx) -> Outcome {
         if answer.is_empty() {
             return Outcome::fail(format!("a version for {offered}"), "an empty string");
         }
-        // The server may not support an old version; then it must name one it does.
-        if answer != offered && LEGACY_VERSIONS.contains(&answer.as_str()) {
-            seen.push(format!("{offered} → {answer}"));
-        } else if answer != offered {
-            seen.push(format!(
-                "{offered} → {answer} (a version this harness does not know)"
-            ));
-        } else {
-            seen.push(format!("{offered} ✓"));
+        answers.push((offered.to_owned(), answer));
+    }
+    if let Ok(answer) = negotiated(ctx, "1999-01-01").await {
+        answers.push(("1999-01-01".to_owned(), answer));
+    }
+    // Answering V means supporting V; a version the server supports MUST be echoed when it is
+    // the one offered.
+    for (offered, answer) in &answers {
+        if let Some((_, own)) = answers.iter().find(|(o, _)| o == answer) {
+            if own != answer {
+                return Outcome::fail(
+                    format!("{answer} answered with {answer}: the server named it for {offered}, so it supports it"),
+                    format!("offered {answer}, it answered {own}"),
+                );
+            }
         }
     }
+    let seen: Vec<String> = answers
+        .iter()
+        .map(|(o, a)| {
+            if o == a {
+                format!("{o} ✓")
+            } else {
+                format!("{o} → {a}")
+            }
+        })
+        .collect();
     Outcome::pass(seen.join(", "))
 }
 

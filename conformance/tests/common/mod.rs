@@ -1,0 +1,354 @@
+//! Helpers for the harness's own tests: the real `mcp-conformance` binary run as a child process
+//! (every run bounded), the broken fixture server, the bundled echo server, reading the JSON
+//! report, and temporary directories.
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The longest one harness run may take; past it the run is killed and the test fails. Runs
+/// take seconds: this only turns a hang into a failure.
+pub const RUN_LIMIT: Duration = Duration::from_secs(90);
+
+/// `--timeout` for every run against a server: each single wait of a check.
+pub const TIMEOUT: &str = "2";
+
+/// The harness binary under test.
+pub fn harness() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_mcp-conformance"))
+}
+
+/// The workspace root (the conformance crate's parent directory).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The `mcp-echo-server` binary the harness finds beside itself (`target/<profile>/`), built
+/// once if it is missing: `CARGO_BIN_EXE_*` covers only this crate's binaries, and a
+/// dev-dependency's binaries are not built by `cargo test`.
+pub fn echo_server() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let profile_dir = harness().parent().unwrap().to_path_buf();
+        let bin = profile_dir.join(format!("mcp-echo-server{}", std::env::consts::EXE_SUFFIX));
+        if !bin.is_file() {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "-p", "mcp-echo-server"])
+                .current_dir(workspace_root());
+            match profile_dir.file_name().and_then(|n| n.to_str()) {
+                Some("debug") | None => {}
+                Some("release") => {
+                    cmd.arg("--release");
+                }
+                Some(profile) => {
+                    cmd.args(["--profile", profile]);
+                }
+            }
+            if let Some(target_dir) = profile_dir.parent() {
+                cmd.arg("--target-dir").arg(target_dir);
+            }
+            let status = cmd.status().unwrap();
+            assert!(
+                status.success(),
+                "building mcp-echo-server failed: {status}"
+            );
+            assert!(
+                bin.is_file(),
+                "`cargo build -p mcp-echo-server` did not produce {}",
+                bin.display()
+            );
+        }
+        bin
+    })
+}
+
+/// `tests/fixtures/broken_server.py`.
+pub fn fixture_script() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fixtures")
+        .join("broken_server.py");
+    assert!(path.is_file(), "missing fixture {}", path.display());
+    path
+}
+
+/// The fixture server's command line: correct, or with one `--bug`.
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    bug: Option<String>,
+    content_length: bool,
+    extra: Vec<String>,
+}
+
+impl Fixture {
+    /// The correct server.
+    pub fn correct() -> Fixture {
+        Fixture {
+            bug: None,
+            content_length: false,
+            extra: Vec::new(),
+        }
+    }
+
+    /// The server with one injected defect.
+    pub fn bug(name: &str) -> Fixture {
+        Fixture {
+            bug: Some(name.to_owned()),
+            ..Fixture::correct()
+        }
+    }
+
+    /// Speaks `Content-Length` framing instead of newline-delimited JSON.
+    pub fn content_length(mut self) -> Fixture {
+        self.content_length = true;
+        self
+    }
+
+    /// One more argument for the fixture (e.g. `--crash-after`, `3`).
+    pub fn arg(mut self, arg: &str) -> Fixture {
+        self.extra.push(arg.to_owned());
+        self
+    }
+
+    /// The command line (`python3 -S broken_server.py ...`). `-S`: no site-packages (the
+    /// fixture uses the standard library only), which also makes each start faster.
+    pub fn command(&self) -> Vec<String> {
+        let mut cmd = vec![
+            "python3".to_owned(),
+            "-S".to_owned(),
+            fixture_script().display().to_string(),
+        ];
+        if let Some(bug) = &self.bug {
+            cmd.extend(["--bug".to_owned(), bug.clone()]);
+        }
+        if self.content_length {
+            cmd.extend(["--framing".to_owned(), "content-length".to_owned()]);
+        }
+        cmd.extend(self.extra.iter().cloned());
+        cmd
+    }
+}
+
+/// One finished run of the harness.
+#[derive(Debug)]
+pub struct Run {
+    pub args: Vec<String>,
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// stdout parsed as the JSON report.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "the report of `mcp-conformance {}` is not JSON ({e}); exit {}\nstdout:\n{}\nstderr:\n{}",
+                self.args.join(" "),
+                self.code,
+                self.stdout,
+                self.stderr
+            )
+        })
+    }
+
+    /// What to show when an assertion about this run fails.
+    pub fn context(&self) -> String {
+        let report = serde_json::from_str::<Value>(&self.stdout)
+            .map(|v| describe(&v))
+            .unwrap_or_else(|_| format!("stdout:\n{}", self.stdout));
+        format!(
+            "`mcp-conformance {}` exited {} after {:.1?}\n{report}\nstderr:\n{}",
+            self.args.join(" "),
+            self.code,
+            self.elapsed,
+            self.stderr
+        )
+    }
+}
+
+/// Runs the harness with `args`, failing the test if it takes longer than [`RUN_LIMIT`].
+pub fn run<S: Into<OsString> + Clone>(args: &[S]) -> Run {
+    let args: Vec<OsString> = args.iter().cloned().map(Into::into).collect();
+    let shown: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let started = Instant::now();
+    let mut child = Command::new(harness())
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = drain(child.stdout.take().unwrap());
+    let stderr = drain(child.stderr.take().unwrap());
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`mcp-conformance {}` still ran after {RUN_LIMIT:?}: killed",
+                shown.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let elapsed = started.elapsed();
+    let collect = |rx: mpsc::Receiver<String>, what: &str| {
+        rx.recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("the harness's {what} stayed open after it exited"))
+    };
+    Run {
+        code: status
+            .code()
+            .unwrap_or_else(|| panic!("mcp-conformance was killed by a signal: {status}")),
+        stdout: collect(stdout, "stdout"),
+        stderr: collect(stderr, "stderr"),
+        args: shown,
+        elapsed,
+    }
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = tx.send(String::from_utf8_lossy(&bytes).into_owned());
+    });
+    rx
+}
+
+/// Runs the harness against `target` (a command line; empty: the bundled server) with a JSON
+/// report and `--timeout 2`, plus `options`.
+pub fn check(options: &[&str], target: &[String]) -> (Run, Value) {
+    let mut args: Vec<String> = vec!["--format".into(), "json".into(), "--timeout".into()];
+    args.push(TIMEOUT.into());
+    args.extend(options.iter().map(|s| (*s).to_owned()));
+    if !target.is_empty() {
+        args.push("--".into());
+        args.extend(target.iter().cloned());
+    }
+    let run = run(&args);
+    let report = run.json();
+    (run, report)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the report
+// ---------------------------------------------------------------------------------------------
+
+/// The checks of target `i`.
+pub fn checks(report: &Value, i: usize) -> &Vec<Value> {
+    report["targets"][i]["checks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no checks array for target {i}: {report:#}"))
+}
+
+/// The check `id` of the first target.
+pub fn find<'a>(report: &'a Value, id: &str) -> &'a Value {
+    checks(report, 0)
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no check {id} in the report:\n{}", describe(report)))
+}
+
+/// The status (`PASS`, `FAIL`, ...) of the check `id` of the first target.
+pub fn status<'a>(report: &'a Value, id: &str) -> &'a str {
+    find(report, id)["status"].as_str().unwrap()
+}
+
+/// The ids of the first target's checks with `status`.
+pub fn with_status<'a>(report: &'a Value, status: &str) -> Vec<&'a str> {
+    checks(report, 0)
+        .iter()
+        .filter(|c| c["status"] == status)
+        .map(|c| c["id"].as_str().unwrap())
+        .collect()
+}
+
+/// Every check that did not pass, one line each, for assertion messages.
+pub fn describe(report: &Value) -> String {
+    let mut out = String::new();
+    for t in report["targets"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "target {} ({}, {}, {}): summary {}, startError {}, skipped {}\n",
+            t["name"],
+            t["framing"],
+            t["profile"],
+            t["command"],
+            t["summary"],
+            t["startError"],
+            t["skipped"]
+        ));
+        for c in t["checks"].as_array().into_iter().flatten() {
+            if c["status"] != "PASS" {
+                out.push_str(&format!(
+                    "  {} {}: expected {} / actual {} / detail {}\n",
+                    c["status"].as_str().unwrap_or("?"),
+                    c["id"].as_str().unwrap_or("?"),
+                    c["expected"],
+                    c["actual"],
+                    c["detail"]
+                ));
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Temporary files
+// ---------------------------------------------------------------------------------------------
+
+/// A directory under the system temp dir, removed on drop.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let path = std::env::temp_dir().join(format!(
+            "mcp-conformance-tests-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Writes `contents` to `name` in this directory and returns its path.
+    pub fn write(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

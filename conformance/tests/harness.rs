@@ -1,0 +1,880 @@
+//! The harness must be able to fail: the real `mcp-conformance` binary against a correct fixture
+//! server (everything passes), against the same fixture with one injected defect each (the right
+//! check catches it, the run fails), and against our own server under every profile in both
+//! framings (everything passes); plus its exit codes, expected-failure baselines, scenario
+//! files, host config files and report files.
+//!
+//! The fixture is `tests/fixtures/broken_server.py` (Python 3, standard library only); each run
+//! is a child process bounded by `common::RUN_LIMIT`, with `--timeout 2` for each single wait.
+//! Full-suite runs use `--jobs 4` so the whole file stays well under a minute.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use common::{
+    check, checks, describe, echo_server, find, run, status, with_status, Fixture, Run, TempDir,
+};
+use serde_json::{json, Value};
+
+/// Options of a full-suite run: every check, four at a time.
+const FULL: &[&str] = &["--jobs", "4"];
+
+fn assert_exit(run: &Run, code: i32) {
+    assert_eq!(run.code, code, "wrong exit code\n{}", run.context());
+}
+
+/// No check FAILed or WARNed.
+fn assert_clean(run: &Run, report: &Value) {
+    for t in report["targets"].as_array().unwrap() {
+        for c in t["checks"].as_array().unwrap() {
+            assert!(
+                c["status"] != "FAIL" && c["status"] != "WARN",
+                "{} {} against {}\n{}",
+                c["status"],
+                c["id"],
+                t["name"],
+                run.context()
+            );
+        }
+    }
+}
+
+/// Each of `ids` has `want` as its status.
+fn assert_status(run: &Run, report: &Value, ids: &[&str], want: &str) {
+    for id in ids {
+        assert_eq!(
+            status(report, id),
+            want,
+            "{id} should be {want}\n{}",
+            run.context()
+        );
+    }
+}
+
+/// The run failed, and because of each of `ids` (a FAIL that is not an expected failure).
+fn assert_caught(run: &Run, report: &Value, ids: &[&str]) {
+    assert_status(run, report, ids, "FAIL");
+    for id in ids {
+        assert_eq!(find(report, id)["expectedFailure"], false);
+        assert!(
+            find(report, id)["expected"].is_string() && find(report, id)["actual"].is_string(),
+            "a FAIL says what was expected and what came back\n{}",
+            run.context()
+        );
+    }
+    assert_eq!(report["failed"], true, "{}", run.context());
+    assert_eq!(report["targets"][0]["failed"], true);
+    assert_eq!(report["targets"][0]["startError"], Value::Null);
+    assert_exit(run, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The correct fixture: the checks do not fail a correct server
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn correct_fixture_passes_the_generic_profile() {
+    let (run, report) = check(FULL, &Fixture::correct().command());
+    assert_exit(&run, 0);
+    assert_clean(&run, &report);
+    let target = &report["targets"][0];
+    assert_eq!(target["profile"], "generic");
+    assert_eq!(target["framing"], "ndjson");
+    assert_eq!(target["serverInfo"]["name"], "broken-server");
+    assert_eq!(report["failed"], false);
+    // The checks that need more than the basics did run, and passed.
+    assert_status(
+        &run,
+        &report,
+        &[
+            "jsonrpc.batch-2025-03-26",
+            "tools.call-result-shape",
+            "tools.structured-content",
+            "framing.crlf",
+            "framing.eof-no-data-loss",
+        ],
+        "PASS",
+    );
+    // The echo profile's checks are not run against another server.
+    assert!(checks(&report, 0).iter().all(|c| c["area"] != "echo"));
+}
+
+#[test]
+fn correct_fixture_passes_the_strict_profile_with_content_length_framing() {
+    let mut options = FULL.to_vec();
+    options.extend(["--profile", "strict", "--framing", "content-length"]);
+    let (run, report) = check(&options, &Fixture::correct().content_length().command());
+    assert_exit(&run, 0);
+    assert_clean(&run, &report);
+    assert_eq!(report["targets"][0]["profile"], "strict");
+    assert_eq!(report["targets"][0]["framing"], "content-length");
+    assert_status(
+        &run,
+        &report,
+        &[
+            "framing.utf8",
+            "framing.large-message",
+            "jsonrpc.ids-echoed",
+        ],
+        "PASS",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// One defect each: the right check catches it (a full-suite run per defect: nothing hangs)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn bug_stdout_log_is_caught_by_stdout_only_frames() {
+    let (run, report) = check(FULL, &Fixture::bug("stdout-log").command());
+    assert_caught(&run, &report, &["framing.stdout-only-frames"]);
+    let actual = find(&report, "framing.stdout-only-frames")["actual"]
+        .as_str()
+        .unwrap();
+    assert!(
+        actual.contains("INFO:broken_server:starting"),
+        "the startup line printed before any request is reported: {actual}"
+    );
+}
+
+/// Python's `logging` writes `LEVEL:name:message`; in Content-Length framing such a line in
+/// front of a header block must not pass for an (ignored) header.
+#[test]
+fn bug_stdout_log_is_caught_with_content_length_framing() {
+    let (run, report) = check(
+        &[
+            "--only",
+            "framing.stdout-only-frames",
+            "--framing",
+            "content-length",
+        ],
+        &Fixture::bug("stdout-log").content_length().command(),
+    );
+    assert_caught(&run, &report, &["framing.stdout-only-frames"]);
+}
+
+/// RFC 8259 §8.1: a JSON text sent over a network MUST NOT start with a byte order mark, and
+/// JSON.parse-based clients (the TypeScript SDK) drop the first message when it does.
+#[test]
+fn bug_stdout_bom_is_caught_by_stdout_only_frames() {
+    let (run, report) = check(
+        &["--only", "framing.stdout-only-frames"],
+        &Fixture::bug("stdout-bom").command(),
+    );
+    assert_caught(&run, &report, &["framing.stdout-only-frames"]);
+}
+
+#[test]
+fn bug_answer_notifications_is_caught() {
+    let (run, report) = check(FULL, &Fixture::bug("answer-notifications").command());
+    assert_caught(
+        &run,
+        &report,
+        &[
+            "lifecycle.initialized-no-reply",
+            "jsonrpc.unknown-notification",
+            "cancellation.unknown-request",
+        ],
+    );
+}
+
+#[test]
+fn bug_content_length_in_characters_is_caught_by_utf8() {
+    let mut options = FULL.to_vec();
+    options.extend(["--framing", "content-length"]);
+    let (run, report) = check(
+        &options,
+        &Fixture::bug("content-length-chars")
+            .content_length()
+            .command(),
+    );
+    assert_caught(&run, &report, &["framing.utf8"]);
+    assert_eq!(report["targets"][0]["framing"], "content-length");
+    // ASCII-only traffic is framed right by the same server: the defect is specific.
+    assert_status(
+        &run,
+        &report,
+        &["lifecycle.ping", "jsonrpc.concurrent-requests"],
+        "PASS",
+    );
+}
+
+#[test]
+fn bug_string_ids_to_numbers_is_caught_by_ids_echoed() {
+    let (run, report) = check(FULL, &Fixture::bug("string-ids-to-numbers").command());
+    assert_caught(&run, &report, &["jsonrpc.ids-echoed"]);
+}
+
+#[test]
+fn bug_unknown_method_result_is_caught_by_unknown_method() {
+    let (run, report) = check(FULL, &Fixture::bug("unknown-method-result").command());
+    assert_caught(&run, &report, &["jsonrpc.unknown-method"]);
+    let actual = find(&report, "jsonrpc.unknown-method")["actual"]
+        .as_str()
+        .unwrap();
+    assert!(actual.contains("\"result\""), "{actual}");
+}
+
+/// Exiting on EOF is a SHOULD: a warning under the generic profile (the run passes), a failure
+/// under strict. No fixture process outlives the run.
+#[test]
+fn bug_hang_on_eof_warns_under_generic() {
+    let mark = format!("MCP_CONFORMANCE_TEST_MARK={}-hang", std::process::id());
+    let mut options = FULL.to_vec();
+    options.extend(["--env", &mark]);
+    let (run, report) = check(&options, &Fixture::bug("hang-on-eof").command());
+    assert_status(&run, &report, &["framing.eof-exit"], "WARN");
+    assert!(
+        with_status(&report, "FAIL").is_empty(),
+        "only the SHOULD is broken\n{}",
+        run.context()
+    );
+    assert_exit(&run, 0);
+    assert_no_process_with(&mark);
+}
+
+#[test]
+fn bug_hang_on_eof_fails_under_strict() {
+    let (run, report) = check(
+        &["--only", "framing.eof-exit", "--profile", "strict"],
+        &Fixture::bug("hang-on-eof").command(),
+    );
+    assert_caught(&run, &report, &["framing.eof-exit"]);
+    assert!(run.elapsed < Duration::from_secs(30), "{}", run.context());
+}
+
+#[test]
+fn bug_crash_after_n_requests_fails_the_run_without_hanging() {
+    let (run, report) = check(FULL, &Fixture::bug("crash-after-n").command());
+    assert_caught(
+        &run,
+        &report,
+        &["jsonrpc.concurrent-requests", "framing.eof-no-data-loss"],
+    );
+    // Checks with fewer requests than the crash still pass: each check has fresh processes.
+    assert_status(
+        &run,
+        &report,
+        &["lifecycle.initialize-result", "lifecycle.ping"],
+        "PASS",
+    );
+    assert!(run.elapsed < Duration::from_secs(45), "{}", run.context());
+}
+
+#[test]
+fn bug_drop_pending_at_eof_is_caught_by_eof_no_data_loss() {
+    let (run, report) = check(FULL, &Fixture::bug("drop-pending-at-eof").command());
+    assert_caught(&run, &report, &["framing.eof-no-data-loss"]);
+    // While stdin is open it answers everything, and it does exit on EOF.
+    assert_status(
+        &run,
+        &report,
+        &["jsonrpc.concurrent-requests", "framing.eof-exit"],
+        "PASS",
+    );
+}
+
+#[test]
+fn bug_no_ping_is_caught_by_ping() {
+    let (run, report) = check(
+        &[
+            "--only",
+            "lifecycle.ping",
+            "--only",
+            "lifecycle.ping-before-initialize",
+        ],
+        &Fixture::bug("no-ping").command(),
+    );
+    assert_status(&run, &report, &["lifecycle.ping-before-initialize"], "WARN");
+    assert_caught(&run, &report, &["lifecycle.ping"]);
+}
+
+#[test]
+fn bug_null_id_errors_are_caught() {
+    let (run, report) = check(
+        &[
+            "--jobs",
+            "3",
+            "--only",
+            "jsonrpc.unknown-method",
+            "--only",
+            "tools.unknown-tool",
+            "--only",
+            "jsonrpc.invalid-request.no-jsonrpc",
+        ],
+        &Fixture::bug("null-id-reply").command(),
+    );
+    assert_status(
+        &run,
+        &report,
+        &["jsonrpc.invalid-request.no-jsonrpc"],
+        "WARN",
+    );
+    assert_caught(
+        &run,
+        &report,
+        &["jsonrpc.unknown-method", "tools.unknown-tool"],
+    );
+}
+
+#[test]
+fn bug_echo_any_version_is_caught_by_version_unknown() {
+    let (run, report) = check(
+        &[
+            "--only",
+            "lifecycle.version-unknown",
+            "--only",
+            "lifecycle.version-unknown-latest",
+        ],
+        &Fixture::bug("echo-any-version").command(),
+    );
+    assert_status(&run, &report, &["lifecycle.version-unknown-latest"], "WARN");
+    assert_caught(&run, &report, &["lifecycle.version-unknown"]);
+}
+
+/// Offered 2025-11-25 the fixture answers 2025-06-18, yet it answers 2025-11-25 to an unknown
+/// version, so it supports 2025-11-25: offered a version it supports, a server MUST answer
+/// that version (basic/lifecycle.mdx, Version Negotiation).
+#[test]
+fn bug_inconsistent_versions_is_caught_by_version_checks() {
+    let (run, report) = check(
+        &["--only", "lifecycle.version*"],
+        &Fixture::bug("inconsistent-versions").command(),
+    );
+    let failed = with_status(&report, "FAIL");
+    assert!(
+        failed.iter().any(|id| id.starts_with("lifecycle.version")),
+        "no lifecycle.version* check fails a server that will not accept the version it \
+         answers with\n{}",
+        run.context()
+    );
+    assert_exit(&run, 1);
+}
+
+#[test]
+fn bug_bad_structured_content_is_caught() {
+    let (run, report) = check(
+        &["--only", "tools.structured-content"],
+        &Fixture::bug("bad-structured-content").command(),
+    );
+    assert_caught(&run, &report, &["tools.structured-content"]);
+}
+
+/// No process whose environment holds `mark` (set with `--env`) is left running.
+fn assert_no_process_with(mark: &str) {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return; // not Linux: nothing to inspect
+    };
+    let pids: Vec<String> = dir
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        let alive: Vec<&String> = pids
+            .iter()
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == mark.as_bytes()))
+            })
+            .collect();
+        if alive.is_empty() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "fixture processes outlived the harness: {alive:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Our own server: every profile, both framings
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn our_server_passes_every_profile_in_both_framings() {
+    echo_server();
+    let combos: Vec<(&str, &str)> = ["generic", "strict", "echo"]
+        .into_iter()
+        .flat_map(|p| ["ndjson", "content-length"].map(|f| (p, f)))
+        .collect();
+    let runs: Vec<(Run, Value)> = std::thread::scope(|s| {
+        let handles: Vec<_> = combos
+            .iter()
+            .map(|(profile, framing)| {
+                s.spawn(move || check(&["--profile", profile, "--framing", framing], &[]))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for ((profile, framing), (run, report)) in combos.iter().zip(&runs) {
+        assert_exit(run, 0);
+        assert_clean(run, report);
+        let target = &report["targets"][0];
+        assert_eq!(target["profile"], *profile, "{}", run.context());
+        assert_eq!(target["framing"], *framing, "{}", run.context());
+        assert_eq!(target["serverInfo"]["name"], "mcp-echo-server");
+        let passed = with_status(report, "PASS");
+        assert!(passed.len() >= 30, "{}", run.context());
+        if *profile == "echo" {
+            assert!(passed.contains(&"echo.round-trips"), "{}", run.context());
+        }
+        // Only the newline-delimited CRLF check may not apply.
+        for skipped in with_status(report, "SKIP") {
+            assert!(
+                skipped == "framing.crlf" && *framing == "content-length",
+                "{skipped} skipped\n{}",
+                run.context()
+            );
+        }
+    }
+}
+
+/// A full run against our server (the echo profile by default) with `--junit` and
+/// `--transcript`: `--list` names exactly the checks that ran, the JUnit file has one testcase
+/// per check and the transcript directory one `.jsonl` file per check.
+#[test]
+fn list_junit_and_transcripts_cover_every_check() {
+    echo_server();
+    let dir = TempDir::new("reports");
+    let junit = dir.path().join("report.xml");
+    let transcripts = dir.path().join("transcripts");
+    let (run, report) = check(
+        &[
+            "--junit",
+            junit.to_str().unwrap(),
+            "--transcript",
+            transcripts.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_exit(&run, 0);
+    assert_clean(&run, &report);
+    assert_eq!(
+        report["targets"][0]["profile"], "echo",
+        "the bundled server's default"
+    );
+    let ran: Vec<&str> = checks(&report, 0)
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+
+    let list = run_ok(&["--list"]);
+    let listed: Vec<&str> = list
+        .stdout
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with(char::is_whitespace))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        listed.iter().collect::<BTreeSet<_>>(),
+        ran.iter().collect::<BTreeSet<_>>(),
+        "--list and a full echo-profile run disagree"
+    );
+    assert_eq!(listed.len(), ran.len(), "a check is listed twice");
+    for level in ["MUST", "SHOULD", "INFO"] {
+        assert!(list.stdout.contains(level), "--list shows levels");
+    }
+    assert!(
+        list.stdout.contains("spec:"),
+        "--list shows spec references"
+    );
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), ran.len(), "{xml}");
+    assert!(xml.contains(&format!("tests=\"{}\"", ran.len())), "{xml}");
+    assert!(xml.contains("failures=\"0\""), "{xml}");
+    for id in &ran {
+        assert!(xml.contains(&format!("name=\"{id}\"")), "no testcase {id}");
+    }
+
+    let target_dir = transcripts.join("mcp-echo-server");
+    let files: BTreeSet<String> = std::fs::read_dir(&target_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let wanted: BTreeSet<String> = ran.iter().map(|id| format!("{id}.jsonl")).collect();
+    assert_eq!(files, wanted);
+    for file in &files {
+        let text = std::fs::read_to_string(target_dir.join(file)).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(
+            lines.iter().any(|l| l["direction"] == "send"),
+            "{file} has no frame sent"
+        );
+        assert!(
+            lines.iter().any(|l| l["direction"] == "receive"),
+            "{file} has no frame received"
+        );
+        for l in &lines {
+            assert!(
+                ["send", "receive", "event", "stderr"].contains(&l["direction"].as_str().unwrap()),
+                "{file}: {l}"
+            );
+            assert!(l["text"].is_string(), "{file}: {l}");
+        }
+    }
+}
+
+fn run_ok(args: &[&str]) -> Run {
+    let r = run(args);
+    assert_exit(&r, 0);
+    r
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exit codes
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = TempDir::new("usage");
+    let fixture = Fixture::correct().command();
+    let missing = dir.path().join("missing.json");
+    let incomplete = dir.write("incomplete.json", r#"{"scenarios": [{"id": "custom.x"}]}"#);
+    let unknown_step = dir.write(
+        "unknown-step.json",
+        r#"{"scenarios": [{"id": "custom.x", "level": "MUST", "description": "d", "spec": "s",
+            "steps": [{"teleport": true}]}]}"#,
+    );
+    let taken = dir.write(
+        "taken.json",
+        r#"[{"id": "lifecycle.ping", "level": "MUST", "description": "d", "spec": "s",
+            "steps": []}]"#,
+    );
+    let expected = dir.write(
+        "expected-failures.txt",
+        "# baseline\njsonrpc.unknown-method  known\nno-such-check-xyz  typo\n",
+    );
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--only".into(), "no-such-check-xyz".into()],
+            "no check matches",
+        ),
+        (
+            vec!["--scenario-file".into(), missing.display().to_string()],
+            "cannot read",
+        ),
+        (
+            vec!["--scenario-file".into(), incomplete.display().to_string()],
+            "not a valid scenario file",
+        ),
+        (
+            vec!["--scenario-file".into(), unknown_step.display().to_string()],
+            "not a valid scenario file",
+        ),
+        (
+            vec!["--scenario-file".into(), taken.display().to_string()],
+            "already taken",
+        ),
+        (
+            vec!["--expected-failures".into(), expected.display().to_string()],
+            "no-such-check-xyz",
+        ),
+        (vec!["--timeout".into(), "0".into()], "--timeout"),
+        (
+            vec!["--framing".into(), "smoke-signals".into()],
+            "smoke-signals",
+        ),
+    ];
+    for (options, message) in cases {
+        let mut args = options.clone();
+        args.push("--".into());
+        args.extend(fixture.iter().cloned());
+        let r = run(&args);
+        assert_exit(&r, 2);
+        assert!(
+            r.stderr.contains(message),
+            "{options:?}: stderr should say {message:?}\n{}",
+            r.context()
+        );
+        assert!(r.elapsed < Duration::from_secs(10), "{}", r.context());
+    }
+    // A config file that does not exist, and one that is not a host config.
+    let not_config = dir.write("not-config.json", r#"{"servers": {}}"#);
+    for config in [missing, not_config] {
+        let r = run(&["--config".into(), config.display().to_string()]);
+        assert_exit(&r, 2);
+    }
+}
+
+#[test]
+fn a_target_that_cannot_start_exits_3() {
+    let (r, report) = check(&[], &["/nonexistent/mcp-server-xyz".to_owned()]);
+    assert_exit(&r, 3);
+    let target = &report["targets"][0];
+    assert!(target["startError"].is_string(), "{}", r.context());
+    assert_eq!(target["checks"], json!([]));
+    assert_eq!(target["failed"], true);
+    assert_eq!(report["failed"], true);
+
+    // One that starts but exits before answering initialize.
+    let (r, report) = check(
+        &[],
+        &[
+            "python3".to_owned(),
+            "-S".to_owned(),
+            "-c".to_owned(),
+            "import sys; sys.stderr.write('no config\\n'); sys.exit(4)".to_owned(),
+        ],
+    );
+    assert_exit(&r, 3);
+    let error = report["targets"][0]["startError"].as_str().unwrap();
+    assert!(error.contains("exited"), "{error}");
+    assert!(
+        error.contains("no config"),
+        "the last stderr lines are shown: {error}"
+    );
+
+    // The text report too.
+    let r = run(&["--", "/nonexistent/mcp-server-xyz"]);
+    assert_exit(&r, 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// --expected-failures
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn listed_failures_do_not_fail_the_run() {
+    let dir = TempDir::new("expected");
+    let file = dir.write(
+        "expected-failures.txt",
+        "# known problems\njsonrpc.unknown-method   answers unknown methods with {}\n",
+    );
+    let (run, report) = check(
+        &[
+            "--only",
+            "jsonrpc.unknown-method",
+            "--expected-failures",
+            file.to_str().unwrap(),
+        ],
+        &Fixture::bug("unknown-method-result").command(),
+    );
+    assert_exit(&run, 0);
+    let c = find(&report, "jsonrpc.unknown-method");
+    assert_eq!(c["status"], "FAIL", "{}", run.context());
+    assert_eq!(c["expectedFailure"], true, "{}", run.context());
+    let target = &report["targets"][0];
+    assert_eq!(target["summary"]["expectedFail"], 1);
+    assert_eq!(target["summary"]["fail"], 0);
+    assert_eq!(target["failed"], false);
+    assert_eq!(target["staleExpectedFailures"], json!([]));
+    assert_eq!(report["failed"], false);
+}
+
+#[test]
+fn a_listed_check_that_passes_is_stale_and_fails_the_run() {
+    let dir = TempDir::new("stale");
+    let file = dir.write(
+        "expected-failures.txt",
+        "jsonrpc.unknown-method\nlifecycle.ping  fixed since\n",
+    );
+    let (run, report) = check(
+        &[
+            "--only",
+            "jsonrpc.unknown-method",
+            "--only",
+            "lifecycle.ping",
+            "--expected-failures",
+            file.to_str().unwrap(),
+        ],
+        &Fixture::bug("unknown-method-result").command(),
+    );
+    assert_exit(&run, 1);
+    assert_status(&run, &report, &["lifecycle.ping"], "PASS");
+    assert_eq!(
+        find(&report, "jsonrpc.unknown-method")["expectedFailure"],
+        true
+    );
+    let target = &report["targets"][0];
+    assert_eq!(target["staleExpectedFailures"], json!(["lifecycle.ping"]));
+    assert_eq!(target["summary"]["fail"], 0);
+    assert_eq!(target["failed"], true);
+    assert_eq!(report["failed"], true);
+}
+
+/// `NAME:check-id` applies to the target of that name only (a command line's name is its
+/// program).
+#[test]
+fn expected_failures_per_target() {
+    let dir = TempDir::new("per-target");
+    let other = dir.write("other.txt", "some-other-server:jsonrpc.unknown-method\n");
+    let this = dir.write("this.txt", "python3:jsonrpc.unknown-method\n");
+    for (file, code, expected) in [(other, 1, false), (this, 0, true)] {
+        let (run, report) = check(
+            &[
+                "--only",
+                "jsonrpc.unknown-method",
+                "--expected-failures",
+                file.to_str().unwrap(),
+            ],
+            &Fixture::bug("unknown-method-result").command(),
+        );
+        assert_exit(&run, code);
+        assert_eq!(
+            find(&report, "jsonrpc.unknown-method")["expectedFailure"],
+            expected,
+            "{}",
+            run.context()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// --scenario-file
+// ---------------------------------------------------------------------------------------------
+
+const USER_SCENARIOS: &str = r#"{"scenarios": [
+  {
+    "id": "custom.unknown-method",
+    "level": "MUST",
+    "description": "an unknown method gets -32601",
+    "spec": "JSON-RPC 2.0 §5.1",
+    "steps": [
+      {"send": {"jsonrpc": "2.0", "id": 1, "method": "no/such/method"}},
+      {"expect": {"id": 1, "error": {"code": -32601, "message": "$string"}, "result": "$absent"}},
+      {"still_serving": true}
+    ]
+  },
+  {
+    "id": "custom.wrong-code",
+    "level": "MUST",
+    "description": "an unknown method gets -32000 (wrong on purpose)",
+    "spec": "nowhere",
+    "steps": [
+      {"send": {"jsonrpc": "2.0", "id": 7, "method": "no/such/method"}},
+      {"expect": {"id": 7, "error": {"code": -32000}}}
+    ]
+  }
+]}"#;
+
+#[test]
+fn a_user_scenario_passes_against_our_server() {
+    echo_server();
+    let dir = TempDir::new("scenario-pass");
+    let file = dir.write("scenarios.json", USER_SCENARIOS);
+    let file = file.to_str().unwrap();
+    let list = run_ok(&["--list", "--scenario-file", file]);
+    assert!(list.stdout.contains("custom.unknown-method"));
+    assert!(list.stdout.contains("custom.wrong-code"));
+
+    let (run, report) = check(
+        &["--scenario-file", file, "--only", "custom.unknown-method"],
+        &[],
+    );
+    assert_exit(&run, 0);
+    assert_eq!(checks(&report, 0).len(), 1, "{}", run.context());
+    assert_status(&run, &report, &["custom.unknown-method"], "PASS");
+    assert_eq!(find(&report, "custom.unknown-method")["area"], "custom");
+}
+
+#[test]
+fn a_user_scenario_with_a_wrong_expectation_fails() {
+    echo_server();
+    let dir = TempDir::new("scenario-fail");
+    let file = dir.write("scenarios.json", USER_SCENARIOS);
+    let (run, report) = check(
+        &[
+            "--scenario-file",
+            file.to_str().unwrap(),
+            "--only",
+            "custom.wrong-code",
+        ],
+        &[],
+    );
+    assert_caught(&run, &report, &["custom.wrong-code"]);
+    let c = find(&report, "custom.wrong-code");
+    let expected = c["expected"].as_str().unwrap();
+    let actual = c["actual"].as_str().unwrap();
+    assert!(expected.contains("step 2"), "{expected}");
+    assert!(expected.contains("-32000"), "{expected}");
+    assert!(actual.contains("-32601"), "{actual}");
+    assert!(
+        actual.contains("$.error.code"),
+        "names the mismatch: {actual}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// --config
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_host_config_tests_every_stdio_server_and_skips_http_ones() {
+    let dir = TempDir::new("config");
+    let fixture = Fixture::correct().command();
+    let config = json!({"mcpServers": {
+        "echo": {"command": echo_server().display().to_string(), "args": []},
+        "fixture": {"type": "stdio", "command": fixture[0], "args": fixture[1..],
+                    "env": {"FIXTURE_SETTING": "1"}},
+        "remote": {"type": "http", "url": "https://example.invalid/mcp"}
+    }});
+    let path = dir.write("claude_desktop_config.json", &config.to_string());
+    let path = path.to_str().unwrap();
+    let (run, report) = check(&["--config", path, "--only", "lifecycle"], &[]);
+    assert_exit(&run, 0);
+    let targets = report["targets"].as_array().unwrap();
+    let names: BTreeSet<&str> = targets
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["echo", "fixture", "remote"]),
+        "{}",
+        run.context()
+    );
+    for t in targets {
+        if t["name"] == "remote" {
+            assert!(t["skipped"].is_string(), "{}", run.context());
+            assert_eq!(t["checks"], json!([]));
+            assert_eq!(t["failed"], false);
+        } else {
+            assert_eq!(t["skipped"], Value::Null, "{}", run.context());
+            assert_eq!(t["startError"], Value::Null, "{}", run.context());
+            assert_eq!(t["failed"], false, "{}", run.context());
+            let ids: Vec<&str> = t["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["id"].as_str().unwrap())
+                .collect();
+            assert!(ids.contains(&"lifecycle.ping"), "{}", run.context());
+        }
+    }
+    assert_clean(&run, &report);
+    assert_eq!(report["failed"], false);
+
+    // --server picks one.
+    let (run, report) = check(
+        &[
+            "--config",
+            path,
+            "--server",
+            "fixture",
+            "--only",
+            "lifecycle.ping",
+        ],
+        &[],
+    );
+    assert_exit(&run, 0);
+    assert_eq!(report["targets"].as_array().unwrap().len(), 1);
+    assert_eq!(report["targets"][0]["name"], "fixture");
+    assert_eq!(
+        report["targets"][0]["serverInfo"]["name"],
+        "broken-server",
+        "{}",
+        describe(&report)
+    );
+}
