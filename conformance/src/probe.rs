@@ -159,6 +159,36 @@ impl Probe {
         }
     }
 
+    /// The next response (requests and notifications from the server are passed over), or
+    /// `None` if none came within `window`.
+    pub async fn next_response(&mut self, window: Duration) -> Result<Option<Value>, String> {
+        let deadline = tokio::time::Instant::now() + window;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.next(left).await {
+                Got::Json(v) if is_response(&v) => return Ok(Some(v)),
+                Got::Json(_) => {}
+                Got::Garbage(g) => return Err(format!("bytes that are not a frame: {g}")),
+                Got::Eof => return Err("the server closed its stdout".to_owned()),
+                Got::Timeout => return Ok(None),
+            }
+        }
+    }
+
+    /// A short session of ordinary and failing requests (answers are the caller's to judge
+    /// through [`Probe::received`]).
+    pub async fn exercise(&mut self) {
+        let _ = self.request("ping", None).await;
+        let _ = self.request("tools/list", None).await;
+        let _ = self.request("no/such/method", None).await;
+        let _ = self
+            .request(
+                "tools/call",
+                Some(json!({"name": "mcp-conformance-no-such-tool", "arguments": {}})),
+            )
+            .await;
+    }
+
     /// Sends a request with a fresh id and returns its whole response object.
     pub async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value, String> {
         let id = json!(self.id());

@@ -30,7 +30,6 @@ use serde_json::Value;
 
 use crate::check::{CheckInfo, Level, Outcome};
 use crate::pattern::{matches, short};
-use crate::probe::{is_response, Got};
 use crate::runner::{Body, Check, Ctx};
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -199,15 +198,9 @@ async fn expect(probe: &mut crate::probe::Probe, pattern: &Value) -> Result<Stri
 }
 
 async fn next_response(probe: &mut crate::probe::Probe) -> Result<Value, String> {
-    let deadline = tokio::time::Instant::now() + probe.wait;
-    loop {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match probe.next(left).await {
-            Got::Json(v) if is_response(&v) => return Ok(v),
-            Got::Json(_) => {}
-            Got::Garbage(g) => return Err(format!("bytes that are not a frame: {g}")),
-            Got::Eof => return Err("the server closed its stdout".to_owned()),
-            Got::Timeout => return Err(format!("no reply within {:?}", probe.wait)),
-        }
-    }
+    let wait = probe.wait;
+    probe
+        .next_response(wait)
+        .await?
+        .ok_or_else(|| format!("no reply within {wait:?}"))
 }

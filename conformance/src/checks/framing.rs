@@ -103,15 +103,7 @@ async fn stdout_only_frames(ctx: &Ctx) -> Outcome {
     // Anything printed before the first request (a banner) is already a violation.
     let _ = p.silence(Duration::from_millis(300)).await;
     step!(p.handshake(crate::LATEST).await, "a complete handshake");
-    let _ = p.request("ping", None).await;
-    let _ = p.request("tools/list", None).await;
-    let _ = p.request("no/such/method", None).await;
-    let _ = p
-        .request(
-            "tools/call",
-            Some(json!({"name": "mcp-conformance-no-such-tool", "arguments": {}})),
-        )
-        .await;
+    p.exercise().await;
     let _ = p.silence(Duration::from_millis(200)).await;
     p.close_stdin();
     // Whatever comes until stdout closes counts too.

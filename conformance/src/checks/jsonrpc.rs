@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::{code, step};
 use crate::check::{Level, Outcome};
 use crate::pattern::short;
-use crate::probe::{is_response, Got, Probe};
+use crate::probe::{is_response, Got};
 use crate::runner::{Check, Ctx};
 
 pub fn checks() -> Vec<Check> {
@@ -141,21 +141,6 @@ async fn parse_error_keeps_serving(ctx: &Ctx) -> Outcome {
     }
 }
 
-/// The next response, bounded by the probe's wait (`None` if none came).
-async fn next_response(p: &mut Probe, window: Duration) -> Result<Option<Value>, String> {
-    let deadline = tokio::time::Instant::now() + window;
-    loop {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match p.next(left).await {
-            Got::Json(v) if is_response(&v) => return Ok(Some(v)),
-            Got::Json(_) => {}
-            Got::Garbage(g) => return Err(format!("bytes that are not a frame: {g}")),
-            Got::Eof => return Err("the server closed its stdout".to_owned()),
-            Got::Timeout => return Ok(None),
-        }
-    }
-}
-
 fn null_or_absent_id(reply: &Value) -> bool {
     matches!(reply.get("id"), None | Some(Value::Null))
 }
@@ -165,7 +150,7 @@ async fn parse_error_reply(ctx: &Ctx) -> Outcome {
     let frame = p.frame(b"{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": ");
     step!(p.send_raw(&frame).await, "to write");
     let wait = p.wait;
-    match next_response(&mut p, wait).await {
+    match p.next_response(wait).await {
         Ok(Some(r)) if error_code(&r) == Some(-32700) && null_or_absent_id(&r) => {
             Outcome::pass(short(&r))
         }
@@ -186,7 +171,7 @@ async fn invalid(ctx: &Ctx, body: &str, id: Option<Value>) -> Outcome {
     let wait = p.wait;
     let reply = match &id {
         Some(id) => p.response(id).await.map(Some),
-        None => next_response(&mut p, wait).await,
+        None => p.next_response(wait).await,
     };
     match reply {
         Ok(Some(r)) => {
@@ -248,7 +233,7 @@ async fn ids_echoed(ctx: &Ctx) -> Outcome {
         // The next response that carries an id (stray null-id errors and noise are other
         // checks' business).
         let reply = loop {
-            match next_response(&mut p, wait).await {
+            match p.next_response(wait).await {
                 Ok(Some(r)) if matches!(r.get("id"), None | Some(Value::Null)) => continue,
                 Ok(Some(r)) => break r,
                 Ok(None) => return Outcome::fail(format!("a reply with id {id}"), "no reply"),
@@ -373,15 +358,7 @@ pub fn response_problems(r: &Value) -> Vec<String> {
 
 async fn well_formed(ctx: &Ctx) -> Outcome {
     let mut p = step!(ctx.ready().await, "a complete handshake");
-    let _ = p.request("ping", None).await;
-    let _ = p.request("tools/list", None).await;
-    let _ = p.request("no/such/method", None).await;
-    let _ = p
-        .request(
-            "tools/call",
-            Some(json!({"name": "no-such-tool-xyz", "arguments": {}})),
-        )
-        .await;
+    p.exercise().await;
     let frame = p.frame(b"{not json");
     step!(p.send_raw(&frame).await, "to write");
     let _ = p.still_serving().await;
