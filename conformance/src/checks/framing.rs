@@ -214,10 +214,14 @@ async fn large_message(ctx: &Ctx) -> Outcome {
     }
 }
 
+/// Requests written at once before stdin is closed.
+const EOF_BURST: i64 = 100;
+
 async fn eof_no_data_loss(ctx: &Ctx) -> Outcome {
     let mut p = step!(ctx.ready().await, "a complete handshake");
     let mut bytes = Vec::new();
-    for i in 0..20 {
+    // Enough that a server which drops what is pending at EOF cannot finish them by luck.
+    for i in 0..EOF_BURST {
         bytes.extend(
             p.frame(format!(r#"{{"jsonrpc":"2.0","id":{},"method":"ping"}}"#, 500 + i).as_bytes()),
         );
@@ -233,7 +237,7 @@ async fn eof_no_data_loss(ctx: &Ctx) -> Outcome {
                 if let Some(id) = v.get("id").and_then(Value::as_i64) {
                     answered.insert(id);
                 }
-                if answered.len() == 20 {
+                if answered.len() == EOF_BURST as usize {
                     break;
                 }
             }
@@ -241,12 +245,14 @@ async fn eof_no_data_loss(ctx: &Ctx) -> Outcome {
             Got::Eof | Got::Timeout => break,
         }
     }
-    let lost: Vec<i64> = (500..520).filter(|i| !answered.contains(i)).collect();
+    let lost: Vec<i64> = (500..500 + EOF_BURST)
+        .filter(|i| !answered.contains(i))
+        .collect();
     if lost.is_empty() {
-        Outcome::pass("20 of 20 answered")
+        Outcome::pass(format!("{EOF_BURST} of {EOF_BURST} answered"))
     } else {
         Outcome::fail(
-            "all 20 requests written before EOF answered",
+            format!("all {EOF_BURST} requests written before EOF answered"),
             format!("{} answered; lost ids {lost:?}", answered.len()),
         )
     }
