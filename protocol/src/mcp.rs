@@ -76,6 +76,46 @@ impl fmt::Display for ProtocolVersion {
     }
 }
 
+/// The modern (stateless) era, 2026-07-28 and later (`basic/versioning.mdx`): no `initialize`;
+/// every request carries its version and client capabilities in `params._meta`.
+pub mod modern {
+    /// The modern revision this crate speaks.
+    pub const VERSION: &str = "2026-07-28";
+    /// Every modern revision this crate speaks.
+    pub const VERSIONS: [&str; 1] = [VERSION];
+
+    /// `_meta` key: the protocol version of this request (required on modern requests).
+    pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// `_meta` key: the client's capabilities for this request (required).
+    pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// `_meta` key: the client's identity (optional; clients SHOULD send it).
+    pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// `_meta` key: the log level for this request (optional; deprecated).
+    pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    /// Result `_meta` key: the server's identity (servers SHOULD send it).
+    pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+    /// `UnsupportedProtocolVersionError` (`schema.ts`), with `data: {supported, requested}`.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// `MissingRequiredClientCapabilityError`.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+
+    /// `server/discover`: versions, capabilities and identity (servers MUST implement it).
+    pub const DISCOVER: &str = "server/discover";
+
+    /// The log levels of RFC 5424 that `io.modelcontextprotocol/logLevel` accepts.
+    pub const LOG_LEVELS: [&str; 8] = [
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ];
+}
+
 /// Method names used by the echo server (`schema.ts`, `method:` literals).
 pub mod methods {
     pub const INITIALIZE: &str = "initialize";

@@ -19,7 +19,7 @@ pub enum ServerError {
     /// (`utilities/pagination.mdx`: invalid cursors SHOULD get -32602).
     #[error("Invalid cursor: {0:?} was not issued by this server (tools/list has one page; omit the cursor)")]
     InvalidCursor(String),
-    #[error("Server not initialized: send `initialize` first, then the `notifications/initialized` notification, before `{0}`")]
+    #[error("Server not initialized: send `initialize` first, then the `notifications/initialized` notification, before `{0}` (or send it as a 2026-07-28 request, with params._meta)")]
     NotInitialized(String),
     #[error("Initialization not complete: send the `notifications/initialized` notification before `{0}`")]
     NotReady(String),
@@ -32,6 +32,29 @@ pub enum ServerError {
     InitializeInBatch,
     #[error("Request id {0} is already in use by a request in flight; ids must be unique")]
     DuplicateId(RequestId),
+    /// A modern request whose `_meta` lacks what 2026-07-28 requires, or has it ill-typed.
+    #[error("Invalid _meta: {0}")]
+    InvalidMeta(String),
+    /// `UnsupportedProtocolVersionError` (2026-07-28 `basic/versioning.mdx`).
+    #[error("{}", unsupported_text(.0))]
+    UnsupportedProtocolVersion(String),
+    /// A method the 2026-07-28 revision removed (`ping`, `logging/setLevel`).
+    #[error("Method not found: {0} was removed in 2026-07-28 (use server/discover to check that a server is alive)")]
+    RemovedInModern(String),
+    /// `server/discover` sent without the modern `_meta` it needs.
+    #[error("server/discover is a 2026-07-28 request: send params._meta with io.modelcontextprotocol/protocolVersion \"2026-07-28\" and io.modelcontextprotocol/clientCapabilities")]
+    DiscoverWithoutMeta,
+}
+
+fn unsupported_text(requested: &str) -> String {
+    let versions = crate::modern::supported_versions().join(", ");
+    if mcp_protocol::mcp::ProtocolVersion::parse(requested).is_some() {
+        format!(
+            "Unsupported protocol version: {requested:?} is served through the initialize handshake, not per-request _meta; send 2026-07-28 in _meta, or initialize with {requested} (this server supports {versions})"
+        )
+    } else {
+        format!("Unsupported protocol version: {requested:?} (this server supports {versions})")
+    }
 }
 
 fn batch_text(version: Option<ProtocolVersion>) -> String {
@@ -46,7 +69,15 @@ fn batch_text(version: Option<ProtocolVersion>) -> String {
 impl ServerError {
     pub fn code(&self) -> ErrorCode {
         match self {
-            ServerError::MethodNotFound(_) => ErrorCode::METHOD_NOT_FOUND,
+            ServerError::MethodNotFound(_) | ServerError::RemovedInModern(_) => {
+                ErrorCode::METHOD_NOT_FOUND
+            }
+            ServerError::UnsupportedProtocolVersion(_) => {
+                ErrorCode(mcp_protocol::mcp::modern::UNSUPPORTED_PROTOCOL_VERSION)
+            }
+            ServerError::InvalidMeta(_) | ServerError::DiscoverWithoutMeta => {
+                ErrorCode::INVALID_PARAMS
+            }
             ServerError::InvalidParams { .. }
             | ServerError::UnknownTool(_)
             | ServerError::InvalidCursor(_) => ErrorCode::INVALID_PARAMS,
@@ -60,6 +91,15 @@ impl ServerError {
     }
 
     pub fn to_error_object(&self) -> ErrorObject {
-        ErrorObject::new(self.code(), self.to_string())
+        let error = ErrorObject::new(self.code(), self.to_string());
+        match self {
+            ServerError::UnsupportedProtocolVersion(requested) => {
+                error.with_data(serde_json::json!({
+                    "supported": crate::modern::supported_versions(),
+                    "requested": requested,
+                }))
+            }
+            _ => error,
+        }
     }
 }

@@ -6,6 +6,7 @@
 
 mod config;
 mod error;
+mod modern;
 mod serve;
 mod session;
 pub mod tools;

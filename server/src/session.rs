@@ -9,8 +9,9 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use mcp_protocol::mcp::{
-    methods, CallToolParams, CancelledParams, Implementation, InitializeParams, InitializeResult,
-    ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities, ToolsCapability,
+    methods, modern, CallToolParams, CancelledParams, Implementation, InitializeParams,
+    InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
+    ToolsCapability,
 };
 use mcp_protocol::{Message, Notification, Request, RequestId, Response};
 use serde::de::DeserializeOwned;
@@ -118,32 +119,71 @@ impl Session {
 
     fn request(&mut self, req: Request) -> Dispatch {
         let Request { id, method, params } = req;
-        let outcome = match method.as_str() {
-            methods::PING => Ok(Value::Object(Map::new())),
-            methods::INITIALIZE => self.initialize(&method, params),
-            methods::TOOLS_LIST => self
-                .ready_version(&method)
-                .and_then(|v| self.list_tools(&method, params, v)),
-            methods::TOOLS_CALL => match self
-                .ready_version(&method)
-                .and_then(|v| self.call_tool(&method, params, v))
-            {
-                Ok(ToolOutcome::Done(value)) => Ok(value),
-                Ok(ToolOutcome::Running(fut)) => {
-                    let reply_id = id.clone();
-                    return Dispatch::Pending(
-                        id,
-                        fut.map(move |v| Response::success(reply_id, v)).boxed(),
-                    );
-                }
-                Err(e) => Err(e),
-            },
-            _ => Err(ServerError::MethodNotFound(method)),
+        // `initialize` is legacy by definition; anything else with a protocol version in
+        // `_meta` is a modern request, served statelessly whatever the legacy state.
+        let outcome = match crate::modern::check_meta(params.as_ref()) {
+            Some(meta) if method != methods::INITIALIZE => {
+                meta.and_then(|()| self.modern(&method, params))
+            }
+            _ => self.legacy(method, params),
         };
-        Dispatch::Reply(match outcome {
-            Ok(value) => Response::success(id, value),
-            Err(e) => Response::error(Some(id), e.to_error_object()),
-        })
+        match outcome {
+            Ok(Outcome::Done(value)) => Dispatch::Reply(Response::success(id, value)),
+            Ok(Outcome::Running(work)) => {
+                let reply_id = id.clone();
+                Dispatch::Pending(
+                    id,
+                    work.map(move |v| Response::success(reply_id, v)).boxed(),
+                )
+            }
+            Err(e) => Dispatch::Reply(Response::error(Some(id), e.to_error_object())),
+        }
+    }
+
+    /// The legacy era: the `initialize` handshake, then tools (`basic/lifecycle.mdx`).
+    fn legacy(&mut self, method: String, params: Option<Value>) -> Result<Outcome, ServerError> {
+        match method.as_str() {
+            methods::PING => Ok(Outcome::Done(Value::Object(Map::new()))),
+            methods::INITIALIZE => self.initialize(&method, params).map(Outcome::Done),
+            methods::TOOLS_LIST => {
+                let version = self.ready_version(&method)?;
+                self.list_tools(&method, params, version).map(Outcome::Done)
+            }
+            methods::TOOLS_CALL => {
+                let version = self.ready_version(&method)?;
+                self.call_tool(&method, params, version)
+            }
+            modern::DISCOVER => Err(ServerError::DiscoverWithoutMeta),
+            _ => Err(ServerError::MethodNotFound(method)),
+        }
+    }
+
+    /// The modern era (2026-07-28): no handshake; results tagged `resultType: "complete"` with
+    /// the server's identity in `_meta`, and cache hints on `server/discover` and `tools/list`.
+    fn modern(&self, method: &str, params: Option<Value>) -> Result<Outcome, ServerError> {
+        let info = crate::modern::server_info(&self.info);
+        let latest = ProtocolVersion::LATEST;
+        match method {
+            modern::DISCOVER => {
+                let result = crate::modern::discover(self.info.instructions.as_deref());
+                Ok(Outcome::Done(crate::modern::complete(result, &info, true)))
+            }
+            methods::TOOLS_LIST => {
+                let result = self.list_tools(method, params, latest)?;
+                Ok(Outcome::Done(crate::modern::complete(result, &info, true)))
+            }
+            methods::TOOLS_CALL => Ok(match self.call_tool(method, params, latest)? {
+                Outcome::Done(v) => Outcome::Done(crate::modern::complete(v, &info, false)),
+                Outcome::Running(work) => Outcome::Running(
+                    work.map(move |v| crate::modern::complete(v, &info, false))
+                        .boxed(),
+                ),
+            }),
+            methods::PING | "logging/setLevel" => {
+                Err(ServerError::RemovedInModern(method.to_owned()))
+            }
+            other => Err(ServerError::MethodNotFound(other.to_owned())),
+        }
     }
 
     fn notification(&mut self, n: Notification) -> Dispatch {
@@ -245,15 +285,15 @@ impl Session {
         method: &str,
         params: Option<Value>,
         version: ProtocolVersion,
-    ) -> Result<ToolOutcome, ServerError> {
+    ) -> Result<Outcome, ServerError> {
         let params: CallToolParams = parse_params(method, params)?;
         let tool = self
             .tools
             .get(&params.name)
             .ok_or_else(|| ServerError::UnknownTool(params.name.clone()))?;
         Ok(match tool.call(params.arguments.unwrap_or_default()) {
-            ToolCall::Ready(result) => ToolOutcome::Done(to_value(&result.for_version(version))),
-            ToolCall::Pending(fut) => ToolOutcome::Running(
+            ToolCall::Ready(result) => Outcome::Done(to_value(&result.for_version(version))),
+            ToolCall::Pending(fut) => Outcome::Running(
                 fut.map(move |result| to_value(&result.for_version(version)))
                     .boxed(),
             ),
@@ -261,7 +301,8 @@ impl Session {
     }
 }
 
-enum ToolOutcome {
+/// A method's result: ready now, or still running (a tool call).
+enum Outcome {
     Done(Value),
     Running(BoxFuture<'static, Value>),
 }

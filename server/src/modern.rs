@@ -1,0 +1,113 @@
+//! The modern era (2026-07-28, `basic/versioning.mdx`): a request whose `params._meta` carries
+//! `io.modelcontextprotocol/protocolVersion` is served statelessly, with no handshake.
+//!
+//! This module reads and checks that `_meta`, and tags results as the revision requires
+//! (`resultType`, server identity in result `_meta`, cache hints on cacheable results).
+
+use mcp_protocol::mcp::{modern, ProtocolVersion};
+use serde_json::{json, Map, Value};
+
+use crate::error::ServerError;
+use crate::session::ServerInfo;
+
+/// How long a client may cache `server/discover` and `tools/list`: the tool set never changes
+/// while the process runs, and an hour bounds staleness across upgrades.
+pub(crate) const TTL_MS: u64 = 3_600_000;
+
+/// Every version the server speaks, newest first: what `supportedVersions` and the `supported`
+/// list of -32022 name.
+pub(crate) fn supported_versions() -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = modern::VERSIONS.to_vec();
+    all.extend(ProtocolVersion::ALL.iter().rev().map(|v| v.as_str()));
+    all
+}
+
+/// `None` for a legacy request (no protocol version in `_meta`); otherwise whether the modern
+/// `_meta` is acceptable: a version this server speaks, client capabilities (required), and a
+/// valid log level if one is set.
+pub(crate) fn check_meta(params: Option<&Value>) -> Option<Result<(), ServerError>> {
+    let meta = params?.get("_meta")?.as_object()?;
+    let version = meta.get(modern::META_PROTOCOL_VERSION)?;
+    let invalid = |reason: String| ServerError::InvalidMeta(reason);
+    Some((|| {
+        let Some(version) = version.as_str() else {
+            return Err(invalid(format!(
+                "{} must be a string such as \"{}\", got {version}",
+                modern::META_PROTOCOL_VERSION,
+                modern::VERSION
+            )));
+        };
+        if !modern::VERSIONS.contains(&version) {
+            return Err(ServerError::UnsupportedProtocolVersion(version.to_owned()));
+        }
+        match meta.get(modern::META_CLIENT_CAPABILITIES) {
+            Some(Value::Object(_)) => {}
+            Some(other) => {
+                return Err(invalid(format!(
+                    "{} must be an object, got {other}",
+                    modern::META_CLIENT_CAPABILITIES
+                )))
+            }
+            None => {
+                return Err(invalid(format!(
+                    "{} is required on every {} request ({{}} if the client has none)",
+                    modern::META_CLIENT_CAPABILITIES,
+                    modern::VERSION
+                )))
+            }
+        }
+        if let Some(level) = meta.get(modern::META_LOG_LEVEL) {
+            if !level
+                .as_str()
+                .is_some_and(|l| modern::LOG_LEVELS.contains(&l))
+            {
+                return Err(invalid(format!(
+                    "{} must be one of {}, got {level}",
+                    modern::META_LOG_LEVEL,
+                    modern::LOG_LEVELS.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    })())
+}
+
+/// The server's identity as result `_meta` carries it.
+pub(crate) fn server_info(info: &ServerInfo) -> Value {
+    let mut v = json!({ "name": info.name, "version": info.version });
+    if let Some(title) = &info.title {
+        v["title"] = json!(title);
+    }
+    v
+}
+
+/// Tags a result object: `resultType: "complete"`, the server's identity in `_meta`, and for
+/// cacheable results (`server/discover`, `tools/list`) `ttlMs` and `cacheScope`.
+pub(crate) fn complete(mut value: Value, server_info: &Value, cacheable: bool) -> Value {
+    if let Value::Object(map) = &mut value {
+        map.insert("resultType".into(), json!("complete"));
+        if cacheable {
+            map.insert("ttlMs".into(), json!(TTL_MS));
+            map.insert("cacheScope".into(), json!("public"));
+        }
+        let meta = map
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(modern::META_SERVER_INFO.into(), server_info.clone());
+        }
+    }
+    value
+}
+
+/// The `server/discover` result (before tagging).
+pub(crate) fn discover(instructions: Option<&str>) -> Value {
+    let mut v = json!({
+        "supportedVersions": supported_versions(),
+        "capabilities": { "tools": {} },
+    });
+    if let Some(text) = instructions {
+        v["instructions"] = json!(text);
+    }
+    v
+}
