@@ -1,11 +1,13 @@
 //! The chapter's end-to-end chain, with a scripted mock model:
-//! spawn the echo server → handshake (every frame printed) → merge its tools into a registry
+//! spawn the echo server → connect (the `server/discover` probe, then the modern era or the
+//! `initialize` handshake; every frame printed) → merge its tools into a registry
 //! that already has local tools → the model asks for `echo("hello from MCP")` → the call crosses
 //! the pipe → the final answer prints the echoed text.
 //!
 //! ```sh
 //! cargo run -p mcp-client --example agent_demo
 //! cargo run -p mcp-client --example agent_demo -- --framing content-length
+//! cargo run -p mcp-client --example agent_demo -- --era legacy
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -16,8 +18,8 @@ use mcp_client::bridge::register_mcp_tools;
 use mcp_client::protocol::Framing;
 use mcp_client::registry::{executor, ParamSpec};
 use mcp_client::{
-    BridgeOptions, Client, ClientOptions, RiskTier, ServerCommand, ToolOutput, ToolRegistry,
-    ToolSpec,
+    BridgeOptions, Client, ClientOptions, EraChoice, RiskTier, ServerCommand, ToolOutput,
+    ToolRegistry, ToolSpec,
 };
 use serde_json::{json, Value};
 
@@ -29,6 +31,16 @@ struct Args {
     /// The server binary; default: mcp-echo-server of this workspace (built if missing).
     #[arg(long)]
     server: Option<PathBuf>,
+    /// Which MCP era to connect in: probe with server/discover (auto), or force one.
+    #[arg(long, value_enum, default_value_t = EraArg::Auto)]
+    era: EraArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum EraArg {
+    Auto,
+    Legacy,
+    Modern,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -127,16 +139,27 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
     // 2. Spawn the server and handshake, printing every frame.
     println!("spawning {} ({framing:?})", server.display());
+    let era = match args.era {
+        EraArg::Auto => EraChoice::Auto,
+        EraArg::Legacy => EraChoice::Legacy,
+        EraArg::Modern => EraChoice::Modern,
+    };
     let options = ClientOptions {
         framing,
+        era,
         ..ClientOptions::default()
     }
     .print_frames();
     let client = Client::spawn(ServerCommand::new(&server), options)?;
-    let init = client.connect().await?;
+    let connected = client.connect().await?;
+    let server_name = connected
+        .server_info()
+        .map(|info| format!("{} {}", info.name, info.version))
+        .unwrap_or_else(|| "the server".to_owned());
     println!(
-        "handshake done: {} {} speaks {}",
-        init.server_info.name, init.server_info.version, init.protocol_version
+        "connected ({} era): {server_name} speaks {}",
+        connected.era(),
+        connected.protocol_version()
     );
 
     // 3. Merge the remote tools.

@@ -1,6 +1,9 @@
-//! The client: lifecycle state machine, pending map, reader and writer tasks, close.
+//! The client: lifecycle state machine, era detection, pending map, reader and writer tasks,
+//! close.
 //!
-//! `new → initialized → ready → closed` (`basic/lifecycle.mdx`; the chapter's diagram). A
+//! Legacy era: `new → initialized → ready → closed` (`basic/lifecycle.mdx`; the chapter's
+//! diagram). Modern era (2026-07-28): `new → ready → closed`, ready as soon as the
+//! `server/discover` probe is answered, and every request carries `_meta`. A
 //! reader task pairs each reply with its caller through a map keyed by request id, whatever
 //! order replies arrive in; a writer task owns the server's stdin. When the server goes away
 //! every waiting caller is failed at once with the reason, exit status and last stderr lines.
@@ -14,7 +17,7 @@ use std::time::{Duration, Instant};
 use futures::{SinkExt, Stream, StreamExt};
 use mcp_protocol::codec::DecodedFrame;
 use mcp_protocol::mcp::{
-    methods, CallToolResult, InitializeResult, ListToolsResult, ProtocolVersion, Tool,
+    methods, modern, CallToolResult, InitializeResult, ListToolsResult, ProtocolVersion, Tool,
 };
 use mcp_protocol::{
     ErrorCode, ErrorObject, Framing, FramingMode, Incoming, Message, Notification, Outgoing,
@@ -29,6 +32,7 @@ use tokio_util::codec::{FramedRead, FramedWrite};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::command::ServerCommand;
+use crate::era::{self, Connected, DiscoverResult, Era, EraChoice, ProbeError};
 use crate::error::{ClientError, CloseCause, ClosedReason};
 use crate::options::{ClientOptions, FrameDirection};
 use crate::process::{self, KillOnDrop, Process};
@@ -41,11 +45,11 @@ const MAX_PAGES: usize = 1000;
 /// The connection's lifecycle state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
-    /// Connected; `initialize` not (successfully) done yet.
+    /// Connected; neither the `server/discover` probe nor `initialize` has succeeded yet.
     New,
-    /// `initialize` answered; `notifications/initialized` not sent yet.
+    /// Legacy: `initialize` answered; `notifications/initialized` not sent yet.
     Initialized,
-    /// Handshake complete: every method is allowed.
+    /// Legacy handshake complete, or modern probe answered: every method is allowed.
     Ready,
     Closed,
 }
@@ -53,6 +57,8 @@ pub enum State {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     New,
+    /// `connect()` is waiting for the `server/discover` probe.
+    Probing,
     Initializing,
     Initialized,
     Ready,
@@ -62,7 +68,7 @@ enum Phase {
 impl Phase {
     fn public(self) -> State {
         match self {
-            Phase::New | Phase::Initializing => State::New,
+            Phase::New | Phase::Probing | Phase::Initializing => State::New,
             Phase::Initialized => State::Initialized,
             Phase::Ready => State::Ready,
             Phase::Closed => State::Closed,
@@ -96,7 +102,8 @@ pub struct CloseReport {
 struct Shared {
     options: ClientOptions,
     phase: Mutex<Phase>,
-    init: Mutex<Option<(InitializeResult, ProtocolVersion)>>,
+    /// What the handshake or the probe established; `Legacy` from the `initialize` result on.
+    connected: Mutex<Option<Connected>>,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Response>>>,
     next_id: AtomicI64,
     out: mpsc::Sender<Outgoing>,
@@ -132,6 +139,7 @@ impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("state", &self.state())
+            .field("era", &self.era())
             .field("pid", &self.pid())
             .finish()
     }
@@ -182,7 +190,7 @@ impl Client {
         let shared = Arc::new(Shared {
             options,
             phase: Mutex::new(Phase::New),
-            init: Mutex::new(None),
+            connected: Mutex::new(None),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(1),
             out,
@@ -224,14 +232,45 @@ impl Client {
         self.shared.process.as_ref().and_then(|p| p.pid())
     }
 
-    /// The `initialize` result, once the handshake got that far.
-    pub fn initialize_result(&self) -> Option<InitializeResult> {
-        lock(&self.shared.init).as_ref().map(|(r, _)| r.clone())
+    /// The era of the connection, once `connect()` (or `initialize()`) determined it. Cached
+    /// for the connection's lifetime: the era is a property of the server process.
+    pub fn era(&self) -> Option<Era> {
+        lock(&self.shared.connected).as_ref().map(Connected::era)
     }
 
-    /// The negotiated protocol version.
-    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        lock(&self.shared.init).as_ref().map(|(_, v)| *v)
+    /// What the handshake (legacy) or the probe (modern) established.
+    pub fn connected(&self) -> Option<Connected> {
+        lock(&self.shared.connected).clone()
+    }
+
+    /// The `initialize` result (legacy era), once the handshake got that far.
+    pub fn initialize_result(&self) -> Option<InitializeResult> {
+        lock(&self.shared.connected)
+            .as_ref()
+            .and_then(|c| c.initialize_result().cloned())
+    }
+
+    /// The `server/discover` result (modern era).
+    pub fn discover_result(&self) -> Option<DiscoverResult> {
+        lock(&self.shared.connected)
+            .as_ref()
+            .and_then(|c| c.discover_result().cloned())
+    }
+
+    /// The protocol version in use, in either era: the one `initialize` negotiated (legacy) or
+    /// the one every request declares in `_meta` (modern).
+    pub fn protocol_version(&self) -> Option<String> {
+        lock(&self.shared.connected)
+            .as_ref()
+            .map(|c| c.protocol_version().to_owned())
+    }
+
+    /// The negotiated legacy version, typed (legacy era only).
+    pub fn legacy_protocol_version(&self) -> Option<ProtocolVersion> {
+        lock(&self.shared.connected)
+            .as_ref()
+            .and_then(|c| c.initialize_result())
+            .and_then(|init| ProtocolVersion::parse(&init.protocol_version))
     }
 
     /// Why the connection closed, once it has.
@@ -273,21 +312,20 @@ impl Client {
 
     /// Sends `initialize` (allowed only in state `new`, one call at a time; after a failure
     /// it may be retried). A version this client does not support closes the connection.
+    ///
+    /// This is the legacy era's first step, whatever [`ClientOptions::era`] says: calling it
+    /// instead of [`connect`](Self::connect) skips the `server/discover` probe.
     pub async fn initialize(&self) -> Result<InitializeResult, ClientError> {
-        {
-            let mut phase = lock(&self.shared.phase);
-            match *phase {
-                Phase::New => *phase = Phase::Initializing,
-                Phase::Initializing => return Err(ClientError::InitializeInProgress),
-                other => {
-                    return Err(self.shared.refusal(
-                        "initialize",
-                        other,
-                        "initialize is sent once per connection",
-                    ))
-                }
-            }
-        }
+        self.shared.claim(
+            Phase::Initializing,
+            "initialize",
+            "initialize is sent once per connection",
+        )?;
+        self.run_initialize().await
+    }
+
+    /// `initialize`, once the phase is `Initializing`.
+    async fn run_initialize(&self) -> Result<InitializeResult, ClientError> {
         let options = &self.shared.options;
         let params = json!({
             "protocolVersion": options.protocol_version.as_str(),
@@ -321,7 +359,8 @@ impl Client {
             self.close().await;
             return Err(e);
         };
-        *lock(&self.shared.init) = Some((result.clone(), version));
+        tracing::debug!(%version, "legacy era: initialize answered");
+        *lock(&self.shared.connected) = Some(Connected::Legacy(result.clone()));
         self.shared.set_phase_unless_closed(Phase::Initialized);
         Ok(result)
     }
@@ -341,15 +380,160 @@ impl Client {
         Ok(())
     }
 
-    /// `initialize` then `notifications/initialized`.
-    pub async fn connect(&self) -> Result<InitializeResult, ClientError> {
-        let result = self.initialize().await?;
+    /// Connects in the era [`ClientOptions::era`] chooses, as `basic/transports/stdio.mdx`
+    /// ("Backward Compatibility") says:
+    ///
+    /// * [`EraChoice::Auto`] (default): probe with `server/discover`, carrying modern `_meta`,
+    ///   bounded by [`ClientOptions::probe_timeout`].
+    ///   - A `DiscoverResult` → modern: the connection is ready at once
+    ///     ([`Connected::Modern`]). A result that is not a `DiscoverResult` is
+    ///     [`ClientError::InvalidResult`] (only modern servers know the method).
+    ///   - A recognized modern error (`UnsupportedProtocolVersionError`, -32022 with
+    ///     `data.supported`; `MissingRequiredClientCapabilityError`, -32021 with
+    ///     `data.requiredCapabilities`) → modern, never a fallback: the probe is retried with
+    ///     another modern version of this client that the server lists, else
+    ///     [`ClientError::UnsupportedModernVersion`] (or the -32021 as
+    ///     [`ClientError::Server`]).
+    ///   - Any other error, whatever its code, or no reply within the probe timeout → legacy:
+    ///     `initialize` then `notifications/initialized` ([`Connected::Legacy`]). A late reply
+    ///     to the probe is dropped as an unknown id.
+    /// * [`EraChoice::Legacy`]: no probe; `initialize` then `notifications/initialized`.
+    /// * [`EraChoice::Modern`]: the probe; what would fall back to legacy is
+    ///   [`ClientError::NotModern`] instead.
+    ///
+    /// The era is cached ([`era`](Self::era)). A connection that ended (`Closed`) is not
+    /// retried; after any other failure the state is `new` again and `connect()` may be
+    /// retried.
+    pub async fn connect(&self) -> Result<Connected, ClientError> {
+        let choice = self.shared.options.era;
+        if choice == EraChoice::Legacy {
+            let result = self.initialize().await?;
+            self.notify_initialized().await?;
+            return Ok(Connected::Legacy(result));
+        }
+        self.shared.claim(
+            Phase::Probing,
+            "connect",
+            "connect() succeeds once per connection",
+        )?;
+        let not_modern = match self.probe().await {
+            Ok(Ok(connected)) => return Ok(connected),
+            Ok(Err(not_modern)) => not_modern,
+            Err(e) => {
+                self.shared.set_phase_if(Phase::Probing, Phase::New);
+                return Err(e);
+            }
+        };
+        if choice == EraChoice::Modern {
+            self.shared.set_phase_if(Phase::Probing, Phase::New);
+            return Err(ClientError::NotModern { reason: not_modern });
+        }
+        tracing::debug!("legacy era: {not_modern}; falling back to initialize");
+        if !self
+            .shared
+            .set_phase_if(Phase::Probing, Phase::Initializing)
+        {
+            return Err(self.shared.closed_error());
+        }
+        let result = self.run_initialize().await?;
         self.notify_initialized().await?;
-        Ok(result)
+        Ok(Connected::Legacy(result))
     }
 
-    /// `ping` (allowed once initialized).
+    /// The `server/discover` probe (phase `Probing`). `Ok(Ok(_))`: modern and ready;
+    /// `Ok(Err(reason))`: not a modern server; `Err(_)`: a modern server this client cannot
+    /// use, or the connection failed.
+    async fn probe(&self) -> Result<Result<Connected, String>, ClientError> {
+        let options = &self.shared.options;
+        let timeout = options.probe_timeout;
+        let mut tried: Vec<&'static str> = Vec::new();
+        let mut version = modern::VERSION;
+        loop {
+            tried.push(version);
+            let meta = era::request_meta(version, &options.client_info);
+            let params = json!({ "_meta": meta });
+            // Not cancelled on timeout: a legacy server never knew the request.
+            let outcome = self
+                .shared
+                .call(modern::DISCOVER, Some(params), timeout, false)
+                .await;
+            let value = match outcome {
+                Ok(value) => value,
+                Err(ClientError::Server { error, .. }) => match ProbeError::classify(&error) {
+                    ProbeError::UnsupportedVersion { supported } => {
+                        match era::newest_common(&supported, &tried) {
+                            Some(next) => {
+                                tracing::debug!(
+                                    requested = version,
+                                    next,
+                                    "server/discover: version unsupported; retrying"
+                                );
+                                version = next;
+                                continue;
+                            }
+                            None => {
+                                return Err(unsupported_modern(version, supported));
+                            }
+                        }
+                    }
+                    ProbeError::OtherModern => {
+                        return Err(ClientError::Server {
+                            method: modern::DISCOVER.to_owned(),
+                            error,
+                        })
+                    }
+                    ProbeError::NotModern => {
+                        return Ok(Err(format!(
+                            "server/discover got error {} ({})",
+                            error.code, error.message
+                        )))
+                    }
+                },
+                Err(ClientError::Timeout { after, .. }) => {
+                    return Ok(Err(format!(
+                        "server/discover got no reply within {after:?}"
+                    )))
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(result_type) = era::incomplete_result_type(&value) {
+                return Err(ClientError::UnsupportedResultType {
+                    method: modern::DISCOVER.to_owned(),
+                    result_type,
+                });
+            }
+            let discover =
+                DiscoverResult::from_value(value).map_err(|reason| ClientError::InvalidResult {
+                    method: modern::DISCOVER.to_owned(),
+                    reason,
+                })?;
+            let Some(chosen) = discover.common_version() else {
+                return Err(unsupported_modern(version, discover.supported_versions));
+            };
+            tracing::debug!(
+                version = chosen,
+                server = ?discover.server_info,
+                "modern era: server/discover answered"
+            );
+            let connected = Connected::Modern {
+                protocol_version: chosen.to_owned(),
+                discover,
+            };
+            *lock(&self.shared.connected) = Some(connected.clone());
+            if !self.shared.set_phase_if(Phase::Probing, Phase::Ready) {
+                return Err(self.shared.closed_error());
+            }
+            return Ok(Ok(connected));
+        }
+    }
+
+    /// Liveness check (allowed once initialized). Legacy: `ping`. Modern: 2026-07-28 removed
+    /// `ping`, so this sends `server/discover` (with `_meta`) and succeeds on any complete
+    /// result; the cached [`discover_result`](Self::discover_result) is not replaced.
     pub async fn ping(&self) -> Result<(), ClientError> {
+        if self.era() == Some(Era::Modern) {
+            return self.request(modern::DISCOVER, None).await.map(drop);
+        }
         let phase = self.shared.phase();
         if !matches!(phase, Phase::Initialized | Phase::Ready) {
             return Err(self.shared.refusal(
@@ -430,13 +614,22 @@ impl Client {
         decode(methods::TOOLS_CALL, value)
     }
 
-    /// Any request (only when ready), with the default timeout.
+    /// Any request (only when ready), with the default timeout. In the modern era its params
+    /// get `_meta` (see [`request_with_timeout`](Self::request_with_timeout)).
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, ClientError> {
         let timeout = self.shared.options.request_timeout;
         self.request_with_timeout(method, params, timeout).await
     }
 
     /// Any request (only when ready). On timeout `notifications/cancelled` is sent.
+    ///
+    /// Modern era: `params._meta` gets `io.modelcontextprotocol/protocolVersion`,
+    /// `…/clientCapabilities` (`{}`) and `…/clientInfo`; params and `_meta` are created if
+    /// absent, and keys the caller put in `_meta` are kept as they are (so a caller can send
+    /// another version on purpose). Params that are not an object are
+    /// [`ClientError::InvalidArguments`]. A result whose `resultType` is not `"complete"`
+    /// (absent counts as complete) is [`ClientError::UnsupportedResultType`]; the value is
+    /// returned as the server sent it otherwise.
     pub async fn request_with_timeout(
         &self,
         method: &str,
@@ -444,10 +637,33 @@ impl Client {
         timeout: Duration,
     ) -> Result<Value, ClientError> {
         self.shared.require_ready(method)?;
-        self.shared.call(method, params, timeout, true).await
+        let modern_version = match lock(&self.shared.connected).as_ref() {
+            Some(Connected::Modern {
+                protocol_version, ..
+            }) => Some(protocol_version.clone()),
+            _ => None,
+        };
+        let Some(version) = modern_version else {
+            return self.shared.call(method, params, timeout, true).await;
+        };
+        let meta = era::request_meta(&version, &self.shared.options.client_info);
+        let params = era::with_meta(params, meta)
+            .map_err(|reason| ClientError::InvalidArguments(reason.to_owned()))?;
+        let value = self
+            .shared
+            .call(method, Some(params), timeout, true)
+            .await?;
+        if let Some(result_type) = era::incomplete_result_type(&value) {
+            return Err(ClientError::UnsupportedResultType {
+                method: method.to_owned(),
+                result_type,
+            });
+        }
+        Ok(value)
     }
 
-    /// Any notification (only when ready).
+    /// Any notification (only when ready). Sent as given in both eras: notifications carry
+    /// no protocol `_meta`.
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
         self.shared.require_ready(method)?;
         self.shared.notify_raw(method, params).await
@@ -479,6 +695,31 @@ impl Shared {
         }
     }
 
+    /// Moves from `from` to `next`; false (and no change) if the phase is not `from` (closed
+    /// meanwhile).
+    fn set_phase_if(&self, from: Phase, next: Phase) -> bool {
+        let mut phase = lock(&self.phase);
+        if *phase == from {
+            *phase = next;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Starts a handshake step: `new` → `next`, refused in any other phase.
+    fn claim(&self, next: Phase, operation: &str, hint: &'static str) -> Result<(), ClientError> {
+        let mut phase = lock(&self.phase);
+        match *phase {
+            Phase::New => {
+                *phase = next;
+                Ok(())
+            }
+            Phase::Probing | Phase::Initializing => Err(ClientError::InitializeInProgress),
+            other => Err(self.refusal(operation, other, hint)),
+        }
+    }
+
     fn refusal(&self, operation: &str, phase: Phase, hint: &'static str) -> ClientError {
         if phase == Phase::Closed {
             return self.closed_error();
@@ -493,11 +734,7 @@ impl Shared {
     fn require_ready(&self, method: &str) -> Result<(), ClientError> {
         match self.phase() {
             Phase::Ready => Ok(()),
-            phase => Err(self.refusal(
-                method,
-                phase,
-                "call connect() (initialize, then notifications/initialized) first",
-            )),
+            phase => Err(self.refusal(method, phase, "call connect() first")),
         }
     }
 
@@ -821,6 +1058,14 @@ async fn write_frame<W: AsyncWrite + Unpin>(
 ) -> std::io::Result<()> {
     shared.hook(FrameDirection::Send, &frame);
     sink.feed(frame).await
+}
+
+fn unsupported_modern(requested: &str, supported: Vec<String>) -> ClientError {
+    ClientError::UnsupportedModernVersion {
+        requested: requested.to_owned(),
+        supported,
+        ours: modern::VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+    }
 }
 
 fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ClientError> {

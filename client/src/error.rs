@@ -21,10 +21,31 @@ pub enum ClientError {
         state: State,
         hint: &'static str,
     },
-    #[error("initialize is already in progress on this connection; await the first call")]
+    /// `initialize` (or the `server/discover` probe of `connect()`) is already on the wire.
+    #[error("the handshake (connect or initialize) is already in progress on this connection; await the first call")]
     InitializeInProgress,
     #[error("the server answered protocol version {offered:?}, which this client does not support (it supports {supported}); the connection was closed")]
     UnsupportedVersion { offered: String, supported: String },
+    /// The server is modern (it answered the `server/discover` probe with a `DiscoverResult`
+    /// or `UnsupportedProtocolVersionError`) but supports none of this client's modern
+    /// versions. `connect()` does not fall back to `initialize` then (`stdio.mdx`).
+    #[error("the server speaks the modern MCP era but not {requested}: it supports [{}], this client's modern versions are [{}]; not falling back to initialize (ClientOptions::era = EraChoice::Legacy forces the handshake)", supported.join(", "), ours.join(", "))]
+    UnsupportedModernVersion {
+        /// The version the probe asked for.
+        requested: String,
+        /// The versions the server listed.
+        supported: Vec<String>,
+        /// The modern versions this client speaks.
+        ours: Vec<String>,
+    },
+    /// `EraChoice::Modern`, and the server did not answer the `server/discover` probe as a
+    /// modern server: it is probably legacy.
+    #[error("the server is not a modern (2026-07-28) MCP server: {reason}; it may be a legacy server (EraChoice::Auto or EraChoice::Legacy connects to those)")]
+    NotModern { reason: String },
+    /// A modern result whose `resultType` is not `"complete"`, such as `"input_required"`
+    /// (multi round-trip requests), which this client does not support.
+    #[error("{method} returned resultType {result_type:?}: multi round-trip results (input_required) are not supported by this client")]
+    UnsupportedResultType { method: String, result_type: String },
     #[error("{method} (id {id}) got no reply within {after:?}; notifications/cancelled was sent")]
     Timeout {
         method: String,

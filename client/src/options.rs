@@ -8,6 +8,8 @@ use mcp_protocol::codec::DEFAULT_MAX_MESSAGE_BYTES;
 use mcp_protocol::mcp::{Implementation, ProtocolVersion};
 use mcp_protocol::Framing;
 
+use crate::era::EraChoice;
+
 /// Which way a frame went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameDirection {
@@ -34,9 +36,17 @@ pub struct ClientOptions {
     pub framing: Framing,
     /// Default per-request timeout; MCP hosts use 60 s.
     pub request_timeout: Duration,
-    /// The version offered in `initialize`.
+    /// The legacy version offered in `initialize`. (Modern requests declare
+    /// `mcp_protocol::mcp::modern::VERSION`.)
     pub protocol_version: ProtocolVersion,
+    /// Sent in `initialize` (legacy) and in every request's `_meta` (modern).
     pub client_info: Implementation,
+    /// Which era `connect()` uses: [`EraChoice::Auto`] (default) probes with
+    /// `server/discover` and falls back to `initialize`.
+    pub era: EraChoice,
+    /// How long `connect()` waits for the reply to its `server/discover` probe before it
+    /// decides the server is legacy (5 s). A late reply is dropped as an unknown id.
+    pub probe_timeout: Duration,
     /// The largest reply accepted, in bytes.
     pub max_message_bytes: usize,
     /// `close()`: how long to wait after closing stdin, then after SIGTERM (the TypeScript and
@@ -58,6 +68,8 @@ impl Default for ClientOptions {
                 title: None,
                 version: env!("CARGO_PKG_VERSION").to_owned(),
             },
+            era: EraChoice::Auto,
+            probe_timeout: Duration::from_secs(5),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             close_grace: Duration::from_secs(2),
             frame_hook: None,
@@ -80,6 +92,8 @@ impl fmt::Debug for ClientOptions {
             .field("request_timeout", &self.request_timeout)
             .field("protocol_version", &self.protocol_version)
             .field("client_info", &self.client_info)
+            .field("era", &self.era)
+            .field("probe_timeout", &self.probe_timeout)
             .field("max_message_bytes", &self.max_message_bytes)
             .field("close_grace", &self.close_grace)
             .field("frame_hook", &self.frame_hook.is_some())

@@ -65,7 +65,8 @@ fn local_registry(deletions: &Arc<AtomicUsize>) -> ToolRegistry {
     registry
 }
 
-/// An echo server in memory, connected (initialize + initialized).
+/// An echo server in memory, connected (`EraChoice::Auto`: the modern era with our dual-era
+/// server).
 async fn connected_echo() -> Client {
     let (client, _server) = echo_in_memory(quick_options());
     within("connect", client.connect()).await.unwrap();

@@ -10,11 +10,15 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use mcp_client::protocol::mcp::{ContentBlock, ProtocolVersion};
 use mcp_client::protocol::{ErrorCode, Notification, RequestId};
-use mcp_client::{ClientError, ClientOptions, CloseCause, CloseStep, FrameDirection, State};
+use mcp_client::{
+    ClientError, ClientOptions, CloseCause, CloseStep, Connected, EraChoice, FrameDirection, State,
+};
 use mcp_echo_server::Exit;
 use serde_json::{json, Value};
 
-use common::{echo_in_memory, fake_server, init_result, quick_options, recording, within};
+use common::{
+    echo_in_memory, fake_server, init_result, legacy_options, quick_options, recording, within,
+};
 
 /// Asserts `result` is `ClientError::InvalidState` in `state` for `operation`.
 #[track_caller]
@@ -110,9 +114,12 @@ async fn every_state_transition_and_refusal() {
     assert!(init.instructions.as_deref().unwrap().contains("echo"));
     assert_eq!(client.initialize_result(), Some(init.clone()));
     assert_eq!(
-        client.protocol_version(),
+        client.legacy_protocol_version(),
         Some(ProtocolVersion::V2025_11_25)
     );
+    assert_eq!(client.protocol_version().as_deref(), Some("2025-11-25"));
+    assert_eq!(client.era(), Some(mcp_client::Era::Legacy));
+    assert_eq!(client.discover_result(), None);
 
     // initialized: ping yes, everything else no, initialize never again
     within("ping", client.ping()).await.unwrap();
@@ -246,14 +253,19 @@ fn default_options_follow_the_issue() {
     assert_eq!(options.close_grace, Duration::from_secs(2));
     assert_eq!(options.framing, mcp_client::protocol::Framing::Ndjson);
     assert_eq!(options.protocol_version, ProtocolVersion::LATEST);
+    assert_eq!(options.era, EraChoice::Auto);
+    assert_eq!(options.probe_timeout, Duration::from_secs(5));
     assert!(options.frame_hook.is_none());
 }
 
 #[tokio::test]
 async fn connect_does_both_steps() {
-    let (client, _server) = echo_in_memory(quick_options());
-    let init = within("connect", client.connect()).await.unwrap();
+    let (client, _server) = echo_in_memory(legacy_options());
+    let connected = within("connect", client.connect()).await.unwrap();
     assert_eq!(client.state(), State::Ready);
+    let Connected::Legacy(init) = connected else {
+        panic!("EraChoice::Legacy connects in the legacy era: {connected:?}")
+    };
     assert_eq!(client.initialize_result(), Some(init));
     let result = within(
         "call_tool",
@@ -276,13 +288,13 @@ async fn connect_does_both_steps() {
 async fn offered_version_is_negotiated() {
     let options = ClientOptions {
         protocol_version: ProtocolVersion::V2025_06_18,
-        ..quick_options()
+        ..legacy_options()
     };
     let (client, _server) = echo_in_memory(options);
     let init = within("connect", client.connect()).await.unwrap();
-    assert_eq!(init.protocol_version, "2025-06-18");
+    assert_eq!(init.protocol_version(), "2025-06-18");
     assert_eq!(
-        client.protocol_version(),
+        client.legacy_protocol_version(),
         Some(ProtocolVersion::V2025_06_18)
     );
 }
@@ -340,14 +352,14 @@ async fn second_concurrent_initialize_is_refused() {
     assert_eq!(result.server_info.version, "9.9.9");
     assert_eq!(client.state(), State::Initialized);
     assert_eq!(
-        client.protocol_version(),
+        client.legacy_protocol_version(),
         Some(ProtocolVersion::V2025_11_25)
     );
 }
 
 #[tokio::test]
 async fn failed_initialize_returns_to_new_and_can_be_retried() {
-    let (client, mut fake) = fake_server(quick_options());
+    let (client, mut fake) = fake_server(legacy_options());
     let attempt = tokio::spawn({
         let client = client.clone();
         async move { client.initialize().await }
@@ -393,10 +405,10 @@ async fn failed_initialize_returns_to_new_and_can_be_retried() {
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
     );
     let result = within("the retried connect", retry).await.unwrap().unwrap();
-    assert_eq!(result.protocol_version, "2025-06-18");
+    assert_eq!(result.protocol_version(), "2025-06-18");
     assert_eq!(client.state(), State::Ready);
     assert_eq!(
-        client.protocol_version(),
+        client.legacy_protocol_version(),
         Some(ProtocolVersion::V2025_06_18)
     );
 }
@@ -458,6 +470,7 @@ async fn unsupported_version_closes_the_connection() {
     assert_eq!(client.state(), State::Closed);
     assert_eq!(client.initialize_result(), None);
     assert_eq!(client.protocol_version(), None);
+    assert_eq!(client.era(), None);
     assert!(matches!(
         within("ping", client.ping()).await,
         Err(ClientError::Closed(_))
@@ -914,7 +927,7 @@ async fn list_tools_refuses_a_malformed_page() {
 
 #[tokio::test]
 async fn frame_hook_sees_each_frame_in_order() {
-    let (options, frames) = recording(quick_options());
+    let (options, frames) = recording(legacy_options());
     let (client, _server) = echo_in_memory(options);
     within("connect", client.connect()).await.unwrap();
     within("ping", client.ping()).await.unwrap();
@@ -951,7 +964,7 @@ async fn frame_hook_sees_each_frame_in_order() {
 
 #[tokio::test]
 async fn request_ids_are_distinct_integers() {
-    let (options, frames) = recording(quick_options());
+    let (options, frames) = recording(legacy_options());
     let (client, _server) = echo_in_memory(options);
     within("connect", client.connect()).await.unwrap();
     for _ in 0..3 {

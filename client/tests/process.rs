@@ -18,8 +18,8 @@ use mcp_client::{
 use serde_json::json;
 
 use common::{
-    eventually, fixture, group_members, proc_stat, quick_options, recording, server_bin, within,
-    within_for,
+    eventually, fixture, group_members, legacy_options, proc_stat, quick_options, recording,
+    server_bin, within, within_for,
 };
 
 /// A command running a fixture script with `sh`.
@@ -57,7 +57,7 @@ async fn exercise_real_server(command: ServerCommand, framing: Framing) {
     assert!(client.pid().is_some());
     assert_eq!(client.state(), State::New);
     let init = within("connect", client.connect()).await.unwrap();
-    assert_eq!(init.server_info.name, "mcp-echo-server");
+    assert_eq!(init.server_info().unwrap().name, "mcp-echo-server");
     assert_eq!(client.state(), State::Ready);
 
     let tools = within("list_tools", client.list_tools()).await.unwrap();
@@ -128,7 +128,7 @@ async fn real_server_content_length() {
 async fn frame_hook_with_a_real_server() {
     let (options, frames) = recording(ClientOptions {
         framing: Framing::ContentLength,
-        ..quick_options()
+        ..legacy_options()
     });
     let command = ServerCommand::new(server_bin()).args(["--framing", "content-length"]);
     let client = Client::spawn(command, options).unwrap();
@@ -192,13 +192,14 @@ const WAIT_EXIT: Duration = Duration::from_secs(5);
 
 #[tokio::test]
 async fn crash_mid_call_fails_every_caller_with_status_and_stderr() {
+    // The fixture answers its first line as `initialize`: no probe.
     let options = ClientOptions {
         request_timeout: Duration::from_secs(30),
-        ..quick_options()
+        ..legacy_options()
     };
     let client = Client::spawn(sh_fixture("crash_mid_call.sh"), options).unwrap();
     let init = within("connect", client.connect()).await.unwrap();
-    assert_eq!(init.server_info.name, "crash-mid-call");
+    assert_eq!(init.server_info().unwrap().name, "crash-mid-call");
     assert_eq!(client.state(), State::Ready);
 
     let started = Instant::now();
@@ -571,9 +572,14 @@ printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id"
 IFS= read -r rest
 "#;
     let command = ServerCommand::new("sh").args(["-c", script]);
-    let client = Client::spawn(command, patient_close()).unwrap();
+    // The script answers its first line as `initialize`: no probe.
+    let options = ClientOptions {
+        era: mcp_client::EraChoice::Legacy,
+        ..patient_close()
+    };
+    let client = Client::spawn(command, options).unwrap();
     let init = within("connect", client.connect()).await.unwrap();
-    assert_eq!(init.server_info.name, "junk");
+    assert_eq!(init.server_info().unwrap().name, "junk");
     within("ping", client.ping()).await.unwrap();
     eventually(WAIT_EXIT, "the stderr line", || {
         client.stderr_tail() == ["a log line on stderr"]

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use mcp_client::{Client, ClientOptions, FrameDirection};
+use mcp_client::{Client, ClientOptions, EraChoice, FrameDirection};
 use mcp_echo_server::{default_tools, serve, Config, Exit};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
@@ -123,6 +123,23 @@ pub fn quick_options() -> ClientOptions {
     }
 }
 
+/// [`quick_options`] that skip the `server/discover` probe: for tests of the legacy handshake
+/// itself, and for scripted servers that answer whatever comes first as `initialize`.
+pub fn legacy_options() -> ClientOptions {
+    ClientOptions {
+        era: EraChoice::Legacy,
+        ..quick_options()
+    }
+}
+
+/// [`quick_options`] that insist on the modern era.
+pub fn modern_options() -> ClientOptions {
+    ClientOptions {
+        era: EraChoice::Modern,
+        ..quick_options()
+    }
+}
+
 /// A frame log filled by [`ClientOptions::frame_hook`].
 pub type Frames = Arc<Mutex<Vec<(FrameDirection, Value)>>>;
 
@@ -209,6 +226,19 @@ pub fn init_result(version: &str) -> Value {
     })
 }
 
+/// A valid `server/discover` result (2026-07-28) listing `versions`.
+pub fn discover_result(versions: &[&str]) -> Value {
+    json!({
+        "resultType": "complete",
+        "supportedVersions": versions,
+        "capabilities": {"tools": {"listChanged": true}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake-modern", "version": "7.7.7"}},
+        "instructions": "a modern fake",
+        "ttlMs": 60000,
+        "cacheScope": "public"
+    })
+}
+
 impl Fake {
     /// The next line the client sent, or `None` once the client closed its output.
     pub async fn line(&mut self) -> Option<String> {
@@ -276,9 +306,19 @@ impl Fake {
             .await;
     }
 
-    /// Answers `initialize` (offering `version`) and reads `notifications/initialized`.
+    /// Answers `initialize` (offering `version`) and reads `notifications/initialized`. A
+    /// `server/discover` probe before it (`EraChoice::Auto`) is refused with -32601, as a
+    /// legacy server does.
     pub async fn handshake_with(&mut self, version: &str) {
-        let init = self.expect_request("initialize").await;
+        let mut init = self.recv().await;
+        if init["method"] == "server/discover" {
+            self.reply_error(&init["id"], -32601, "Method not found")
+                .await;
+            init = self.recv().await;
+        }
+        assert_eq!(init["jsonrpc"], "2.0", "{init}");
+        assert_eq!(init["method"], "initialize", "{init}");
+        assert!(init["id"].is_i64(), "a request needs an id: {init}");
         self.reply(&init["id"], init_result(version)).await;
         let initialized = self.recv().await;
         assert_eq!(
@@ -289,6 +329,14 @@ impl Fake {
 
     pub async fn handshake(&mut self) {
         self.handshake_with("2025-11-25").await;
+    }
+
+    /// Answers the `server/discover` probe as a modern server; returns the probe.
+    pub async fn discover(&mut self) -> Value {
+        let probe = self.expect_request("server/discover").await;
+        self.reply(&probe["id"], discover_result(&["2026-07-28"]))
+            .await;
+        probe
     }
 
     /// Closes the server's output: the client reads EOF.
