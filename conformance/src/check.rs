@@ -161,8 +161,14 @@ pub struct TargetReport {
     pub command: String,
     pub framing: String,
     pub profile: Profile,
-    /// `serverInfo` from a successful `initialize`, if any.
+    /// `serverInfo` from a successful `initialize`; for a server that answers no `initialize`,
+    /// `_meta["io.modelcontextprotocol/serverInfo"]` of its `server/discover` result, if any.
     pub server_info: Option<serde_json::Value>,
+    /// The protocol eras the server speaks, as era detection found them before the checks:
+    /// `"legacy"` (`initialize` gets a result) and/or `"modern"` (`server/discover` with
+    /// 2026-07-28 `_meta` gets a DiscoverResult or -32022), in that order; empty if neither,
+    /// or if the target was not started or not tested.
+    pub eras: Vec<String>,
     /// Set when the server could not be started at all (exit code 3).
     pub start_error: Option<String>,
     /// Set when the entry was not tested (an HTTP server in a config file).

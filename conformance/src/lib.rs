@@ -1,5 +1,6 @@
-//! `mcp-conformance`: replays handshake, JSON-RPC error, tool and byte-level framing scenarios
-//! against any stdio MCP server and reports, with spec references, what it does wrong.
+//! `mcp-conformance`: replays handshake, JSON-RPC error, tool and byte-level framing scenarios,
+//! and stateless 2026-07-28 ones, against any stdio MCP server; reports which protocol era(s)
+//! it speaks and, with spec references, what it does wrong.
 //!
 //! * [`check`]: levels (MUST / SHOULD / INFO), outcomes, profiles and verdicts.
 //! * [`checks`]: the built-in checks; [`scenario`]: checks as JSON data (`--scenario-file`).

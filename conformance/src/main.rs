@@ -14,7 +14,8 @@ use mcp_conformance::runner::{run_target, select, Check, ExpectedFailures, RunCo
 use mcp_conformance::target::{bundled_server, from_config, parse_env, Target};
 use mcp_protocol::Framing;
 
-/// Tests a stdio MCP server against the spec: handshake, JSON-RPC errors, tools, framing.
+/// Tests a stdio MCP server against the spec: handshake, JSON-RPC errors, tools, framing, and
+/// the stateless 2026-07-28 era (era detection, server/discover, per-request _meta).
 ///
 /// With no target it tests the bundled mcp-echo-server. Exit codes: 0 all checks passed,
 /// 1 a check failed, 2 usage error, 3 a target could not be started.

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_client::{RawConnection, RawEvent, TranscriptEntry};
+use mcp_protocol::mcp::modern;
 use serde_json::{json, Value};
 
 use crate::pattern::short;
@@ -43,6 +44,9 @@ pub struct Probe {
     pub garbage: Vec<String>,
     /// Every JSON frame received.
     pub received: Vec<Value>,
+    /// Added as `params._meta` to every request [`Probe::request`] sends (a modern session,
+    /// see [`Ctx::modern_session`]); `None` for legacy sessions.
+    pub meta: Option<Value>,
     sink: Sink,
 }
 
@@ -68,6 +72,7 @@ impl Probe {
             stash: Vec::new(),
             garbage: Vec::new(),
             received: Vec::new(),
+            meta: None,
             sink,
         }
     }
@@ -189,8 +194,33 @@ impl Probe {
             .await;
     }
 
-    /// Sends a request with a fresh id and returns its whole response object.
+    /// Sends a request with a fresh id and returns its whole response object. In a modern
+    /// session the request carries [`Probe::meta`] as `params._meta` (unless it has its own).
     pub async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value, String> {
+        let params = match &self.meta {
+            Some(meta) => Some(with_meta(params, meta)),
+            None => params,
+        };
+        self.send_request(method, params).await
+    }
+
+    /// A 2026-07-28 request: `params._meta` carries the version, empty client capabilities and
+    /// the harness's identity ([`modern_meta`]), whatever kind of session this is.
+    pub async fn modern_request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, String> {
+        let params = with_meta(params, &modern_meta(modern::VERSION));
+        self.send_request(method, Some(params)).await
+    }
+
+    /// Sends a request exactly as given (no `_meta` added) and returns its response object.
+    pub async fn send_request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, String> {
         let id = json!(self.id());
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if let Some(p) = params {
@@ -273,6 +303,26 @@ impl Probe {
     }
 }
 
+/// The `_meta` of a modern request (2026-07-28 `schema.ts` RequestMetaObject): `version`, no
+/// optional client capabilities, and the harness's identity.
+pub fn modern_meta(version: &str) -> Value {
+    json!({
+        (modern::META_PROTOCOL_VERSION): version,
+        (modern::META_CLIENT_CAPABILITIES): {},
+        (modern::META_CLIENT_INFO): {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+/// `params` with `_meta` set to `meta`; a `_meta` already there is kept. Params that are not
+/// an object (a check sending something odd on purpose) are left alone.
+pub fn with_meta(params: Option<Value>, meta: &Value) -> Value {
+    let mut params = params.unwrap_or_else(|| json!({}));
+    if let Some(obj) = params.as_object_mut() {
+        obj.entry("_meta").or_insert_with(|| meta.clone());
+    }
+    params
+}
+
 /// `initialize` params as a spec-following client sends them.
 pub fn initialize_params(version: &str) -> Value {
     json!({
@@ -292,6 +342,14 @@ impl Ctx {
         )
         .map_err(|e| e.to_string())?;
         Ok(Probe::new(conn, self.config.wait, Arc::clone(&self.sink)))
+    }
+
+    /// A fresh process for a modern (2026-07-28) session: no handshake, and every request sent
+    /// with [`Probe::request`] carries [`modern_meta`].
+    pub async fn modern_session(&self) -> Result<Probe, String> {
+        let mut probe = self.spawn().await?;
+        probe.meta = Some(modern_meta(modern::VERSION));
+        Ok(probe)
     }
 
     /// A fresh process after a complete handshake with the latest version.

@@ -11,6 +11,7 @@ use futures::StreamExt;
 use mcp_protocol::Framing;
 
 use crate::check::{judge, CheckInfo, CheckResult, Outcome, Profile, Status, TargetReport};
+use crate::checks::modern::{self, EraReport};
 use crate::probe::{Collected, Got, Sink};
 use crate::scenario::Scenario;
 use crate::target::Target;
@@ -46,11 +47,14 @@ impl Default for RunConfig {
     }
 }
 
-/// What a check gets: the target, the settings, and where its processes leave their traces.
+/// What a check gets: the target, the settings, the era(s) the target speaks, and where its
+/// processes leave their traces.
 #[derive(Debug, Clone)]
 pub struct Ctx {
     pub target: Arc<Target>,
     pub config: Arc<RunConfig>,
+    /// What era detection found before the checks ran (`None` only while it runs).
+    pub era: Option<Arc<EraReport>>,
     pub(crate) sink: Sink,
 }
 
@@ -172,6 +176,7 @@ pub async fn run_target(
         },
         profile: config.profile,
         server_info: None,
+        eras: Vec::new(),
         start_error: None,
         skipped: target.skip.clone(),
         results: Vec::new(),
@@ -182,14 +187,33 @@ pub async fn run_target(
         return report;
     }
     let target = Arc::new(target);
-    match start(&target, &config).await {
-        Ok(info) => report.server_info = info,
+    let probe_ctx = Ctx {
+        target: Arc::clone(&target),
+        config: Arc::clone(&config),
+        era: None,
+        sink: Sink::default(),
+    };
+    let initialize = match start(&probe_ctx).await {
+        Ok(reply) => reply,
         Err(e) => {
             report.start_error = Some(e);
             report.duration = started.elapsed();
             return report;
         }
+    };
+    report.server_info = initialize
+        .as_ref()
+        .ok()
+        .and_then(|reply| reply.pointer("/result/serverInfo"))
+        .cloned();
+    // Once per target, before the checks: the start-up initialize and a server/discover probe
+    // decide the eras, which decide which checks apply.
+    let era = modern::detect(&probe_ctx, initialize).await;
+    report.eras = era.eras();
+    if report.server_info.is_none() {
+        report.server_info = era.server_info.clone();
     }
+    let era = Arc::new(era);
     let selected = select(checks, &config);
     let total = selected.len();
     let done = Arc::new(Mutex::new(0usize));
@@ -199,6 +223,7 @@ pub async fn run_target(
             let ctx = Ctx {
                 target: Arc::clone(&target),
                 config: Arc::clone(&config),
+                era: Some(Arc::clone(&era)),
                 sink: Sink::default(),
             };
             let done = Arc::clone(&done);
@@ -235,17 +260,11 @@ pub async fn run_target(
     report
 }
 
-/// Starts the server once: a server that cannot be spawned, or exits before answering
-/// `initialize`, could not be started (exit code 3).
-async fn start(
-    target: &Arc<Target>,
-    config: &Arc<RunConfig>,
-) -> Result<Option<serde_json::Value>, String> {
-    let ctx = Ctx {
-        target: Arc::clone(target),
-        config: Arc::clone(config),
-        sink: Sink::default(),
-    };
+/// Starts the server once with `initialize` (the legacy era probe too): a server that cannot be
+/// spawned, or exits before answering `initialize`, could not be started (exit code 3).
+/// Otherwise the reply to `initialize` (an error from a modern-only server), or why none came.
+async fn start(ctx: &Ctx) -> Result<Result<serde_json::Value, String>, String> {
+    let target = &ctx.target;
     let mut probe = ctx
         .spawn()
         .await
@@ -259,15 +278,15 @@ async fn start(
         return Err(exited(&probe, "before reading anything").await);
     }
     // Generous: an npx-launched server may need to download or compile first.
-    probe.wait = config.wait.max(Duration::from_secs(30));
+    probe.wait = ctx.config.wait.max(Duration::from_secs(30));
     match probe.response(&id).await {
-        Ok(reply) => Ok(reply.pointer("/result/serverInfo").cloned()),
+        Ok(reply) => Ok(Ok(reply)),
         Err(_) if probe.wait_exit(Duration::from_millis(200)).await.is_some() => {
             Err(exited(&probe, "before answering initialize").await)
         }
-        Err(_) => match probe.next(Duration::ZERO).await {
+        Err(e) => match probe.next(Duration::ZERO).await {
             Got::Eof => Err(exited(&probe, "closed stdout before answering initialize").await),
-            _ => Ok(None), // it runs but does not answer: the checks will say so
+            _ => Ok(Err(e)), // it runs but does not answer: the checks will say so
         },
     }
 }
@@ -297,6 +316,10 @@ async fn exited(probe: &crate::probe::Probe, when: &str) -> String {
 async fn run_check(check: &Check, ctx: Ctx) -> CheckResult {
     let started = Instant::now();
     let sink = Arc::clone(&ctx.sink);
+    let not_applicable = ctx
+        .era
+        .as_deref()
+        .and_then(|era| modern::not_applicable(check, era));
     // A check makes several bounded waits; it must still end however the server behaves.
     let bound = (ctx.config.wait * 12).max(Duration::from_secs(30));
     let outcome = {
@@ -306,12 +329,15 @@ async fn run_check(check: &Check, ctx: Ctx) -> CheckResult {
                 Body::Scenario(s) => crate::scenario::run(s, &ctx).await,
             }
         };
-        match tokio::time::timeout(bound, body).await {
-            Ok(outcome) => outcome,
-            Err(_) => Outcome::fail(
-                format!("the check finishes within {bound:?}"),
-                "it was still waiting on the server; the check was stopped".to_owned(),
-            ),
+        match not_applicable {
+            Some(reason) => Outcome::Skip(reason),
+            None => match tokio::time::timeout(bound, body).await {
+                Ok(outcome) => outcome,
+                Err(_) => Outcome::fail(
+                    format!("the check finishes within {bound:?}"),
+                    "it was still waiting on the server; the check was stopped".to_owned(),
+                ),
+            },
         }
     };
     let status = judge(check.info.level, &outcome, ctx.config.profile);

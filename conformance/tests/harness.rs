@@ -6,7 +6,8 @@
 //!
 //! The fixture is `tests/fixtures/broken_server.py` (Python 3, standard library only); each run
 //! is a child process bounded by `common::RUN_LIMIT`, with `--timeout 2` for each single wait.
-//! Full-suite runs use `--jobs 4` so the whole file stays well under a minute.
+//! Full-suite runs use `--jobs 4` so the whole file stays well under a minute. The fixture's
+//! modern and dual-era modes, era detection and the `modern.*` checks are tested in `eras.rs`.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -15,61 +16,13 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::{
-    check, checks, describe, echo_server, find, run, status, with_status, Fixture, Run, TempDir,
+    assert_caught, assert_clean, assert_exit, assert_status, check, checks, describe, echo_server,
+    find, run, with_status, Fixture, Run, TempDir,
 };
 use serde_json::{json, Value};
 
 /// Options of a full-suite run: every check, four at a time.
 const FULL: &[&str] = &["--jobs", "4"];
-
-fn assert_exit(run: &Run, code: i32) {
-    assert_eq!(run.code, code, "wrong exit code\n{}", run.context());
-}
-
-/// No check FAILed or WARNed.
-fn assert_clean(run: &Run, report: &Value) {
-    for t in report["targets"].as_array().unwrap() {
-        for c in t["checks"].as_array().unwrap() {
-            assert!(
-                c["status"] != "FAIL" && c["status"] != "WARN",
-                "{} {} against {}\n{}",
-                c["status"],
-                c["id"],
-                t["name"],
-                run.context()
-            );
-        }
-    }
-}
-
-/// Each of `ids` has `want` as its status.
-fn assert_status(run: &Run, report: &Value, ids: &[&str], want: &str) {
-    for id in ids {
-        assert_eq!(
-            status(report, id),
-            want,
-            "{id} should be {want}\n{}",
-            run.context()
-        );
-    }
-}
-
-/// The run failed, and because of each of `ids` (a FAIL that is not an expected failure).
-fn assert_caught(run: &Run, report: &Value, ids: &[&str]) {
-    assert_status(run, report, ids, "FAIL");
-    for id in ids {
-        assert_eq!(find(report, id)["expectedFailure"], false);
-        assert!(
-            find(report, id)["expected"].is_string() && find(report, id)["actual"].is_string(),
-            "a FAIL says what was expected and what came back\n{}",
-            run.context()
-        );
-    }
-    assert_eq!(report["failed"], true, "{}", run.context());
-    assert_eq!(report["targets"][0]["failed"], true);
-    assert_eq!(report["targets"][0]["startError"], Value::Null);
-    assert_exit(run, 1);
-}
 
 // ---------------------------------------------------------------------------------------------
 // The correct fixture: the checks do not fail a correct server
@@ -420,8 +373,22 @@ fn our_server_passes_every_profile_in_both_framings() {
         assert_eq!(target["profile"], *profile, "{}", run.context());
         assert_eq!(target["framing"], *framing, "{}", run.context());
         assert_eq!(target["serverInfo"]["name"], "mcp-echo-server");
+        // Dual-era: both eras pass (no SKIP below, so every modern.* check ran).
+        assert_eq!(
+            target["eras"],
+            json!(["legacy", "modern"]),
+            "{}",
+            run.context()
+        );
         let passed = with_status(report, "PASS");
         assert!(passed.len() >= 30, "{}", run.context());
+        for id in [
+            "modern.discover",
+            "modern.unsupported-version",
+            "modern.result-type",
+        ] {
+            assert!(passed.contains(&id), "{id}\n{}", run.context());
+        }
         if *profile == "echo" {
             assert!(passed.contains(&"echo.round-trips"), "{}", run.context());
         }

@@ -86,7 +86,8 @@ pub fn checks() -> Vec<Check> {
     ]
 }
 
-fn describe(reply: &Value) -> String {
+/// `error CODE MESSAGE` or `result {…}`: a reply in a few words.
+pub(crate) fn describe(reply: &Value) -> String {
     match (reply.get("result"), reply.get("error")) {
         (_, Some(e)) => format!(
             "error {} {}",

@@ -3,6 +3,7 @@
 mod framing;
 mod jsonrpc;
 mod lifecycle;
+pub mod modern;
 mod tools;
 
 use crate::check::{CheckInfo, Level};
@@ -14,10 +15,12 @@ const BUILTIN_SCENARIOS: &str = include_str!("../../scenarios/builtin.json");
 /// Every built-in check, in report order.
 pub fn builtin() -> Result<Vec<Check>, String> {
     let mut checks = Vec::new();
+    checks.extend(modern::era_checks());
     checks.extend(lifecycle::checks());
     checks.extend(jsonrpc::checks());
     checks.extend(tools::checks());
     checks.extend(framing::checks());
+    checks.extend(modern::checks());
     checks.extend(
         crate::scenario::parse(BUILTIN_SCENARIOS)
             .map_err(|e| format!("built-in scenarios: {e}"))?,

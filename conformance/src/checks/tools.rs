@@ -58,9 +58,9 @@ pub fn checks() -> Vec<Check> {
     ]
 }
 
-/// All tools, following pages (at most 100).
-async fn list_all(p: &mut Probe) -> Result<Vec<Value>, String> {
-    let mut tools = Vec::new();
+/// Every page of `tools/list`, following `nextCursor` (at most 100): the `result` objects.
+pub(crate) async fn list_pages(p: &mut Probe) -> Result<Vec<Value>, String> {
+    let mut pages = Vec::new();
     let mut cursor: Option<Value> = None;
     let mut seen = HashSet::new();
     for _ in 0..100 {
@@ -69,12 +69,12 @@ async fn list_all(p: &mut Probe) -> Result<Vec<Value>, String> {
         let Some(result) = reply.get("result") else {
             return Err(format!("tools/list failed: {}", short(&reply)));
         };
-        let Some(page) = result.get("tools").and_then(Value::as_array) else {
+        if !result.get("tools").is_some_and(Value::is_array) {
             return Err(format!("result.tools is not an array: {}", short(result)));
-        };
-        tools.extend(page.iter().cloned());
+        }
+        pages.push(result.clone());
         match result.get("nextCursor") {
-            None | Some(Value::Null) => return Ok(tools),
+            None | Some(Value::Null) => return Ok(pages),
             Some(c @ Value::String(s)) => {
                 if !seen.insert(s.clone()) {
                     return Err(format!("nextCursor {s:?} repeats: the pages loop"));
@@ -85,6 +85,21 @@ async fn list_all(p: &mut Probe) -> Result<Vec<Value>, String> {
         }
     }
     Err("more than 100 pages".to_owned())
+}
+
+/// The tools of all pages.
+pub(crate) fn tools_of(pages: &[Value]) -> Vec<Value> {
+    pages
+        .iter()
+        .filter_map(|page| page.get("tools").and_then(Value::as_array))
+        .flatten()
+        .cloned()
+        .collect()
+}
+
+/// All tools, following pages (at most 100).
+async fn list_all(p: &mut Probe) -> Result<Vec<Value>, String> {
+    Ok(tools_of(&list_pages(p).await?))
 }
 
 async fn list_shape(ctx: &Ctx) -> Outcome {
@@ -221,9 +236,13 @@ fn sample(schema: &Value) -> Value {
     }
 }
 
-async fn call_safe_tool(p: &mut Probe) -> Result<Option<(Value, Value)>, String> {
-    let tools = list_all(p).await?;
-    let Some(tool) = safe_tool(&tools).cloned() else {
+/// Calls the first safe tool of `tools` (see [`safe_tool`]) with arguments made from its
+/// schema: the tool and the whole reply, or `None` if no tool is safe to call.
+pub(crate) async fn call_safe(
+    p: &mut Probe,
+    tools: &[Value],
+) -> Result<Option<(Value, Value)>, String> {
+    let Some(tool) = safe_tool(tools).cloned() else {
         return Ok(None);
     };
     let name = tool.get("name").cloned().unwrap_or(Value::Null);
@@ -234,7 +253,12 @@ async fn call_safe_tool(p: &mut Probe) -> Result<Option<(Value, Value)>, String>
     Ok(Some((tool, reply)))
 }
 
-const NO_SAFE_TOOL: &str =
+async fn call_safe_tool(p: &mut Probe) -> Result<Option<(Value, Value)>, String> {
+    let tools = list_all(p).await?;
+    call_safe(p, &tools).await
+}
+
+pub(crate) const NO_SAFE_TOOL: &str =
     "no tool is annotated readOnlyHint: true; the harness does not call tools that may have effects";
 
 async fn call_result_shape(ctx: &Ctx) -> Outcome {

@@ -17,6 +17,7 @@
 //!       "framing": "ndjson",
 //!       "profile": "echo",
 //!       "serverInfo": { "name": "mcp-echo-server", "version": "0.1.0" },
+//!       "eras": ["legacy", "modern"],
 //!       "startError": null,
 //!       "skipped": null,
 //!       "durationMs": 1520.25,
@@ -58,7 +59,15 @@
 //! - `framing` (string): `"ndjson"` or `"content-length"`.
 //! - `profile` (string): `"generic"`, `"strict"` or `"echo"`.
 //! - `serverInfo` (object or null): `serverInfo` from the server's `initialize` result, as
-//!   sent; null if no `initialize` succeeded.
+//!   sent; for a server that answers no `initialize`, the `io.modelcontextprotocol/serverInfo`
+//!   of its `server/discover` result's `_meta`; null if neither gave one.
+//! - `eras` (array of strings): the protocol eras the server speaks, found once before the
+//!   checks ran (the `era.detect` check reports how): `"legacy"` if `initialize` got a result,
+//!   `"modern"` if `server/discover` carrying 2026-07-28 `_meta` got a DiscoverResult or an
+//!   `UnsupportedProtocolVersionError` (-32022); in that order, so a dual-era server has
+//!   `["legacy", "modern"]`. Empty if it spoke neither, and for a target that could not be
+//!   started or was skipped. `modern.*` checks are SKIPs unless the server accepts 2026-07-28,
+//!   and checks that need a legacy session are SKIPs against a modern-only server.
 //! - `startError` (string or null): why the server could not be started; then `checks` is
 //!   empty and `failed` is true (exit code 3).
 //! - `skipped` (string or null): why the entry was not tested (e.g. an HTTP server in a config
@@ -123,6 +132,7 @@ fn target(report: &TargetReport) -> Value {
         "framing": report.framing,
         "profile": report.profile.as_str(),
         "serverInfo": report.server_info,
+        "eras": report.eras,
         "startError": report.start_error,
         "skipped": report.skipped,
         "durationMs": millis(report.duration),
@@ -285,6 +295,9 @@ mod tests {
                 ]
             }]
         });
+        // Set apart: one more key in the literal above exceeds json!'s recursion limit.
+        let mut expected = expected;
+        expected["targets"][0]["eras"] = json!(["legacy"]);
         assert_eq!(v, expected, "got:\n{v:#}");
     }
 
@@ -299,6 +312,7 @@ mod tests {
         );
         assert_eq!(broken["skipped"], Value::Null);
         assert_eq!(broken["serverInfo"], Value::Null);
+        assert_eq!(broken["eras"], json!([]));
         assert_eq!(broken["failed"], json!(true));
         assert_eq!(broken["checks"], json!([]));
         let remote = &v["targets"][1];
@@ -330,6 +344,7 @@ mod tests {
                 "checks",
                 "command",
                 "durationMs",
+                "eras",
                 "failed",
                 "framing",
                 "name",

@@ -6,12 +6,13 @@
 //! `<system-out>`, as does an INFO observation; a SKIP or an expected failure is `<skipped>`.
 //! A stale expected failure is a failing testcase of its own (`<target>.expected-failures`), a
 //! server that could not be started a single failing testcase `start`, and a target that was
-//! not tested a single skipped one.
+//! not tested a single skipped one. Suite properties: `command`, `framing`, `profile`, `eras`
+//! (`legacy`, `modern`, `legacy+modern` or `none`; for a tested target) and `serverInfo`.
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::{direction_name, one_line, server_label, tail, Counts};
+use super::{direction_name, eras_text, one_line, server_label, tail, Counts};
 use crate::check::{CheckResult, Outcome, Status, TargetReport};
 
 /// Frames included in a failure (the last ones).
@@ -119,6 +120,9 @@ fn suite(report: &TargetReport) -> Suite {
         ("framing", report.framing.clone()),
         ("profile", report.profile.as_str().to_owned()),
     ];
+    if let Some(eras) = eras_text(report) {
+        properties.push(("eras", eras));
+    }
     if let Some(server) = server_label(report.server_info.as_ref()) {
         properties.push(("serverInfo", server));
     }
@@ -428,6 +432,7 @@ mod tests {
       <property name="command" value="demo-server --stdio"/>
       <property name="framing" value="ndjson"/>
       <property name="profile" value="generic"/>
+      <property name="eras" value="legacy"/>
       <property name="serverInfo" value="demo 1.2.3"/>
     </properties>
     <testcase classname="demo.zeta" name="zeta.custom" time="0.005"/>

@@ -16,12 +16,14 @@ use mcp_client::raw::Direction;
 use crate::check::{Status, TargetReport};
 
 /// Areas in the order reports list them; any other area follows, alphabetically.
-pub const AREA_ORDER: [&str; 6] = [
+pub const AREA_ORDER: [&str; 8] = [
+    "era",
     "lifecycle",
     "jsonrpc",
     "tools",
     "framing",
     "cancellation",
+    "modern",
     "echo",
 ];
 
@@ -107,6 +109,19 @@ pub fn server_label(server_info: Option<&serde_json::Value>) -> Option<String> {
         (None, None) => return None,
     };
     Some(one_line(&label, 80))
+}
+
+/// The eras a tested target speaks, for one line: `legacy`, `modern`, `legacy+modern`, or
+/// `none` when it spoke neither; `None` for a target that was not started or not tested.
+pub fn eras_text(report: &TargetReport) -> Option<String> {
+    if report.start_error.is_some() || report.skipped.is_some() {
+        return None;
+    }
+    Some(if report.eras.is_empty() {
+        "none".to_owned()
+    } else {
+        one_line(&report.eras.join("+"), 80)
+    })
 }
 
 /// Milliseconds, rounded to microseconds so JSON does not carry float noise.
@@ -232,6 +247,7 @@ pub(crate) mod tests {
             framing: "ndjson".to_owned(),
             profile: Profile::Generic,
             server_info: Some(json!({"name": "demo", "version": "1.2.3"})),
+            eras: vec!["legacy".to_owned()],
             start_error: None,
             skipped: None,
             results: vec![
@@ -280,6 +296,7 @@ pub(crate) mod tests {
             framing: "ndjson".to_owned(),
             profile: Profile::Generic,
             server_info: None,
+            eras: Vec::new(),
             start_error: Some("No such file or directory (os error 2)".to_owned()),
             skipped: None,
             results: Vec::new(),
@@ -295,6 +312,7 @@ pub(crate) mod tests {
             framing: "ndjson".to_owned(),
             profile: Profile::Generic,
             server_info: None,
+            eras: Vec::new(),
             start_error: None,
             skipped: Some("an HTTP server; only stdio servers are tested".to_owned()),
             results: Vec::new(),
@@ -361,6 +379,18 @@ pub(crate) mod tests {
         );
         assert_eq!(server_label(Some(&json!({}))), None);
         assert_eq!(server_label(None), None);
+    }
+
+    #[test]
+    fn eras_label_per_target() {
+        let mut report = sample();
+        assert_eq!(eras_text(&report).as_deref(), Some("legacy"));
+        report.eras = vec!["legacy".to_owned(), "modern".to_owned()];
+        assert_eq!(eras_text(&report).as_deref(), Some("legacy+modern"));
+        report.eras.clear();
+        assert_eq!(eras_text(&report).as_deref(), Some("none"));
+        assert_eq!(eras_text(&start_error()), None);
+        assert_eq!(eras_text(&skipped()), None);
     }
 
     #[test]

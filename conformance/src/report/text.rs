@@ -14,7 +14,9 @@ use std::fmt::Write as _;
 
 use mcp_client::TranscriptEntry;
 
-use super::{areas, direction_name, one_line, server_label, tail, target_failed, Counts};
+use super::{
+    areas, direction_name, eras_text, one_line, server_label, tail, target_failed, Counts,
+};
 use crate::check::{CheckResult, Outcome, Status, TargetReport};
 
 /// How the report is written.
@@ -162,8 +164,8 @@ fn target(out: &mut String, report: &TargetReport, opts: &TextOptions, paint: Pa
     }
 }
 
-/// `== name: command  [framing …, profile …, server name version]`, the facts on a line of
-/// their own when it would not fit.
+/// `== name: command  [framing …, profile …, era(s) …, server name version]`, the facts on a
+/// line of their own when it would not fit.
 fn header(out: &mut String, report: &TargetReport, paint: Paint) {
     let name = one_line(&report.name, LINE_CUT);
     let command = one_line(&report.command, 1000);
@@ -176,6 +178,14 @@ fn header(out: &mut String, report: &TargetReport, paint: Paint) {
         one_line(&report.framing, LINE_CUT),
         report.profile.as_str()
     );
+    if let Some(eras) = eras_text(report) {
+        let word = if report.eras.len() == 1 {
+            "era"
+        } else {
+            "eras"
+        };
+        let _ = write!(facts, ", {word} {eras}");
+    }
     if let Some(server) = server_label(report.server_info.as_ref()) {
         let _ = write!(facts, ", server {server}");
     }
@@ -476,7 +486,7 @@ mod tests {
     fn small_report_exact() {
         let text = render(&[sample()], &plain());
         let expected = "\
-== demo: demo-server --stdio  [framing ndjson, profile generic, server demo 1.2.3]
+== demo: demo-server --stdio  [framing ndjson, profile generic, era legacy, server demo 1.2.3]
 
 lifecycle
   PASS  lifecycle.ping-before-initialize  (MUST)  Description of lifecycle.ping-before-initialize
@@ -548,7 +558,7 @@ Overall: FAIL (2 targets: 0 passed, 0 failed, 1 not started, 1 skipped)
         report.stale_expected_failures.clear();
         let text = render(&[report], &plain());
         let expected = "\
-== demo-server --stdio  [framing ndjson, profile generic]
+== demo-server --stdio  [framing ndjson, profile generic, era legacy]
 
 lifecycle
   PASS  lifecycle.ping-before-initialize  (MUST)  Description of lifecycle.ping-before-initialize

@@ -83,10 +83,11 @@ pub fn fixture_script() -> PathBuf {
     path
 }
 
-/// The fixture server's command line: correct, or with one `--bug`.
+/// The fixture server's command line: correct, or with one `--bug`; legacy unless `era`.
 #[derive(Debug, Clone)]
 pub struct Fixture {
     bug: Option<String>,
+    era: Option<String>,
     content_length: bool,
     extra: Vec<String>,
 }
@@ -96,6 +97,7 @@ impl Fixture {
     pub fn correct() -> Fixture {
         Fixture {
             bug: None,
+            era: None,
             content_length: false,
             extra: Vec::new(),
         }
@@ -107,6 +109,12 @@ impl Fixture {
             bug: Some(name.to_owned()),
             ..Fixture::correct()
         }
+    }
+
+    /// Speaks the protocol era(s) `era`: `legacy` (the fixture's default), `modern` or `dual`.
+    pub fn era(mut self, era: &str) -> Fixture {
+        self.era = Some(era.to_owned());
+        self
     }
 
     /// Speaks `Content-Length` framing instead of newline-delimited JSON.
@@ -131,6 +139,9 @@ impl Fixture {
         ];
         if let Some(bug) = &self.bug {
             cmd.extend(["--bug".to_owned(), bug.clone()]);
+        }
+        if let Some(era) = &self.era {
+            cmd.extend(["--era".to_owned(), era.clone()]);
         }
         if self.content_length {
             cmd.extend(["--framing".to_owned(), "content-length".to_owned()]);
@@ -314,6 +325,59 @@ pub fn describe(report: &Value) -> String {
         }
     }
     out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assertions about a run
+// ---------------------------------------------------------------------------------------------
+
+pub fn assert_exit(run: &Run, code: i32) {
+    assert_eq!(run.code, code, "wrong exit code\n{}", run.context());
+}
+
+/// No check FAILed or WARNed.
+pub fn assert_clean(run: &Run, report: &Value) {
+    for t in report["targets"].as_array().unwrap() {
+        for c in t["checks"].as_array().unwrap() {
+            assert!(
+                c["status"] != "FAIL" && c["status"] != "WARN",
+                "{} {} against {}\n{}",
+                c["status"],
+                c["id"],
+                t["name"],
+                run.context()
+            );
+        }
+    }
+}
+
+/// Each of `ids` has `want` as its status.
+pub fn assert_status(run: &Run, report: &Value, ids: &[&str], want: &str) {
+    for id in ids {
+        assert_eq!(
+            status(report, id),
+            want,
+            "{id} should be {want}\n{}",
+            run.context()
+        );
+    }
+}
+
+/// The run failed, and because of each of `ids` (a FAIL that is not an expected failure).
+pub fn assert_caught(run: &Run, report: &Value, ids: &[&str]) {
+    assert_status(run, report, ids, "FAIL");
+    for id in ids {
+        assert_eq!(find(report, id)["expectedFailure"], false);
+        assert!(
+            find(report, id)["expected"].is_string() && find(report, id)["actual"].is_string(),
+            "a FAIL says what was expected and what came back\n{}",
+            run.context()
+        );
+    }
+    assert_eq!(report["failed"], true, "{}", run.context());
+    assert_eq!(report["targets"][0]["failed"], true);
+    assert_eq!(report["targets"][0]["startError"], Value::Null);
+    assert_exit(run, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
