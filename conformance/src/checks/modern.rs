@@ -546,24 +546,30 @@ fn meta_without_capabilities() -> Value {
 
 /// The replies to `tools/list` with no `_meta`, then with `_meta` lacking capabilities, in one
 /// fresh process with no `initialize`.
+/// The replies to `tools/list` without `_meta`, and with `_meta` but no `clientCapabilities`,
+/// each in a fresh process: a dual-era server MAY bind a process to the era of its first
+/// request, so the second request must not inherit what the first one chose.
 async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
-    let mut p = ctx
-        .spawn()
-        .await
-        .map_err(|e| Outcome::fail("the server starts", e))?;
-    let bare = p
-        .send_request("tools/list", None)
-        .await
-        .map_err(|e| Outcome::fail("an error to tools/list without _meta", e))?;
-    let partial = p
-        .send_request("tools/list", Some(meta_without_capabilities()))
-        .await
-        .map_err(|e| {
-            Outcome::fail(
-                "an error to tools/list whose _meta has no clientCapabilities",
-                e,
-            )
-        })?;
+    let mut replies = Vec::new();
+    for (params, what) in [
+        (None, "an error to tools/list without _meta"),
+        (
+            Some(meta_without_capabilities()),
+            "an error to tools/list whose _meta has no clientCapabilities",
+        ),
+    ] {
+        let mut p = ctx
+            .spawn()
+            .await
+            .map_err(|e| Outcome::fail("the server starts", e))?;
+        let reply = p
+            .send_request("tools/list", params)
+            .await
+            .map_err(|e| Outcome::fail(what, e))?;
+        replies.push(reply);
+    }
+    let partial = replies.pop().unwrap_or_default();
+    let bare = replies.pop().unwrap_or_default();
     Ok((bare, partial))
 }
 
