@@ -71,7 +71,7 @@ w("## Real clients × `mcp-echo-server`")
 w("")
 w("| client | version | framing | result | steps |")
 w("|---|---|---|---|---|")
-for name in ["ts", "python", "inspector"]:
+for name in ["ts", "python", "inspector", "ts2", "python-modern"]:
     r = load(RESULTS / f"client-{name}.json")
     steps = ", ".join(("✓ " if s["ok"] else "✗ ") + s["name"] for s in r["steps"])
     w(f"| {r['client']} | {r['version']} | {r['framing']} | {'works' if r['ok'] else '**fails**'} | {steps} |")
@@ -79,8 +79,11 @@ w("")
 w("Each client connects, lists tools, calls `echo` with ASCII, unicode (with a newline and")
 w("U+2028) and a 1 MiB text and checks the exact result, checks that invalid arguments come back")
 w("as `isError`, pings, and closes; the close must end the server through stdin EOF alone (exit")
-w("status 0, no SIGTERM). These clients speak newline-delimited JSON only (the spec's stdio")
-w("framing), so `Content-Length` framing is exercised by `mcp-conformance` and our own tests.")
+w("status 0, no SIGTERM). The TypeScript SDK 2.x client with `versionNegotiation: auto` and the")
+w("Python SDK's `Client` (mode `auto`) probe `server/discover` and must end up in the modern era")
+w("(2026-07-28); the 2.x client is also run with `legacy`. These clients speak newline-delimited")
+w("JSON only (the spec's stdio framing), so `Content-Length` framing is exercised by")
+w("`mcp-conformance` and our own tests.")
 w("")
 
 w("## Official conformance suite (HTTP) × `mcp-echo-server` through `supergateway`")
@@ -101,19 +104,22 @@ w("")
 w("## `mcp-conformance` × real servers")
 w("")
 w("Generic profile, newline-delimited framing. FAILs listed in `interop/baselines/<server>.txt`")
-w("are expected (each with a one-line reason); anything else fails CI.")
+w("are expected (each with a one-line reason); anything else fails CI. `eras` is what")
+w("`era.detect` found: `legacy` (answers `initialize`), `modern` (answers 2026-07-28")
+w("`server/discover`), or both; the `modern.*` checks run only against servers that speak modern.")
 w("")
 runs = {"ours (ndjson)": load(RESULTS / "ours-ndjson.json"), "ours (content-length)": load(RESULTS / "ours-content-length.json")}
 for name in SERVERS:
     runs[name] = load(RESULTS / f"harness-{name}.json")
-w("| server | what | package | serverInfo | result |")
-w("|---|---|---|---|---|")
+w("| server | what | package | serverInfo | eras | result |")
+w("|---|---|---|---|---|---|")
 for label, doc in runs.items():
     t = doc["targets"][0]
     info = t["serverInfo"] or {}
     s = t["summary"]
     what, pkg = SERVERS.get(label, ("`mcp-echo-server`, echo profile", "this repository"))
-    w(f"| {label} | {what} | {pkg} | {info.get('name', '?')} {info.get('version', '?')} | "
+    eras = " + ".join(t.get("eras") or []) or "none"
+    w(f"| {label} | {what} | {pkg} | {info.get('name', '?')} {info.get('version', '?')} | {eras} | "
       f"{s['pass']} pass, {s['fail'] + s['expectedFail']} fail, {s['warn']} warn, {s['info']} info, {s['skip']} skip |")
 w("")
 ids = []

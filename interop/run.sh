@@ -53,6 +53,8 @@ step "real clients against mcp-echo-server"
 check "TypeScript SDK client" "$NODE" "$here/clients/ts_client.mjs" "$SERVER" "$results/client-ts.json"
 check "Python SDK client" "$PY" "$here/clients/py_client.py" "$SERVER" "$results/client-python.json"
 check "Inspector CLI" "$PY" "$here/clients/inspector.py" "$NODE" "$BIN/mcp-inspector" "$SERVER" "$results/client-inspector.json"
+check "TypeScript SDK 2.x client (auto, legacy)" "$NODE" "$here/clients/ts2_client.mjs" "$SERVER" "$results/client-ts2.json"
+check "Python SDK Client (auto)" "$PY" "$here/clients/py_modern_client.py" "$SERVER" "$results/client-python-modern.json"
 
 step "official conformance suite (HTTP) against mcp-echo-server through supergateway"
 port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
