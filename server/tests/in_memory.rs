@@ -784,3 +784,32 @@ async fn oversize_message_is_refused_and_the_next_one_served() {
     let ping = peer.request(json!(2), "ping", json!({})).await;
     assert_eq!(ping["result"], json!({}));
 }
+
+#[tokio::test]
+async fn modern_requests_are_cancellable_and_need_no_handshake() {
+    let mut peer = Peer::start();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let mut slow = sleep_call(json!("m-slow"), 200);
+    slow["params"]["_meta"] = meta.clone();
+    peer.send(slow).await;
+    peer.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": "m-slow", "_meta": meta.clone()}}),
+    )
+    .await;
+    let mut fast = sleep_call(json!("m-fast"), 0);
+    fast["params"]["_meta"] = meta;
+    peer.send(fast).await;
+    let reply = peer.reply().await;
+    assert_eq!(reply["id"], "m-fast");
+    assert_eq!(reply["result"]["resultType"], "complete");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (rest, _) = peer.finish().await;
+    assert!(
+        rest.is_empty(),
+        "the cancelled modern request must get no reply: {rest:?}"
+    );
+}
