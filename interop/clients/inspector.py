@@ -6,8 +6,9 @@ import json
 import subprocess
 import sys
 
+from result import Steps
+
 NODE, INSPECTOR, SERVER, RESULT = sys.argv[1:5]
-steps = []
 
 
 def run(*args):
@@ -20,16 +21,11 @@ def run(*args):
     return json.loads(out.stdout)
 
 
-def expect(name, ok, detail=""):
-    steps.append({"name": name, "ok": bool(ok), "detail": detail})
-    if not ok:
-        raise AssertionError(f"{name}: {detail}")
-
-
 version = subprocess.run([NODE, INSPECTOR, "--version"], capture_output=True, text=True,
                          timeout=60, check=False).stdout.strip()
-result = {"client": "MCP Inspector CLI (@modelcontextprotocol/inspector --cli)",
-          "version": version, "framing": "ndjson"}
+record = Steps("MCP Inspector CLI (@modelcontextprotocol/inspector --cli)", version)
+expect = record.expect
+error = None
 try:
     listed = run("--method", "tools/list")
     expect("tools/list", [t["name"] for t in listed["tools"]] == ["echo"], json.dumps(listed)[:200])
@@ -37,14 +33,6 @@ try:
     called = run("--method", "tools/call", "--tool-name", "echo", "--tool-arg", f"text={text}")
     want = {"content": [{"type": "text", "text": text}], "structuredContent": {"text": text}}
     expect("tools/call echo", called == want, json.dumps(called)[:200])
-    result.update(ok=True, error=None)
 except Exception as e:  # noqa: BLE001 - any failure is the result
-    result.update(ok=False, error=repr(e))
-result["steps"] = steps
-with open(RESULT, "w") as f:
-    json.dump(result, f, indent=2)
-marks = ", ".join(("✓ " if s["ok"] else "✗ ") + s["name"] for s in steps)
-print(f"{'PASS' if result['ok'] else 'FAIL'} {result['client']} {result['version']}: {marks}")
-if not result["ok"]:
-    print(result["error"], file=sys.stderr)
-sys.exit(0 if result["ok"] else 1)
+    error = repr(e)
+sys.exit(record.finish(RESULT, error))

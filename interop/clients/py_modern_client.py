@@ -2,7 +2,6 @@
 falls back to initialize) against mcp-echo-server: it must end up in the modern era.
 Usage: python py_modern_client.py SERVER RESULT_JSON"""
 
-import json
 import sys
 import time
 from importlib.metadata import version
@@ -11,14 +10,11 @@ import anyio
 from mcp import StdioServerParameters
 from mcp.client.client import Client
 
+from result import Steps
+
 SERVER, RESULT = sys.argv[1], sys.argv[2]
-steps = []
-
-
-def expect(name, ok, detail=""):
-    steps.append({"name": name, "ok": bool(ok), "detail": detail})
-    if not ok:
-        raise AssertionError(f"{name}: {detail}")
+record = Steps("Python SDK high-level Client (mcp.client.Client, mode auto)", version("mcp"))
+expect = record.expect
 
 
 async def main():
@@ -38,18 +34,9 @@ async def main():
     expect("auto: close", took < 1.9, f"close took {took:.3f} s")
 
 
-result = {"client": "Python SDK high-level Client (mcp.client.Client, mode auto)",
-          "version": version("mcp"), "framing": "ndjson"}
+error = None
 try:
     anyio.run(main)
-    result.update(ok=True, error=None)
 except BaseException as e:  # noqa: BLE001 - report whatever broke, including ExceptionGroups
-    result.update(ok=False, error=repr(e))
-result["steps"] = steps
-with open(RESULT, "w") as f:
-    json.dump(result, f, indent=2)
-marks = ", ".join(("✓ " if s["ok"] else "✗ ") + s["name"] for s in steps)
-print(f"{'PASS' if result['ok'] else 'FAIL'} {result['client']} {result['version']}: {marks}")
-if not result["ok"]:
-    print(result["error"], file=sys.stderr)
-sys.exit(0 if result["ok"] else 1)
+    error = repr(e)
+sys.exit(record.finish(RESULT, error))
