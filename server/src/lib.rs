@@ -9,6 +9,7 @@ mod error;
 mod modern;
 mod serve;
 mod session;
+pub mod stdio;
 pub mod tools;
 
 pub use crate::config::Config;

@@ -83,13 +83,17 @@ fn main() -> ExitCode {
         max_message_bytes = config.max_message_bytes,
         "serving MCP on stdio"
     );
-    let result = runtime.block_on(serve(
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        &config,
-        Arc::new(default_tools()),
-        shutdown_signal(),
-    ));
+    let result = runtime.block_on(async {
+        let (input, output) = mcp_echo_server::stdio::streams();
+        serve(
+            input,
+            output,
+            &config,
+            Arc::new(default_tools()),
+            shutdown_signal(),
+        )
+        .await
+    });
     // tokio's stdin reads on a blocking thread that may still be parked in read(2) (after a
     // signal); do not wait for it.
     runtime.shutdown_background();
