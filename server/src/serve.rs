@@ -11,7 +11,7 @@ use std::future::Future;
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::{SinkExt, StreamExt};
+use futures::{FutureExt, SinkExt, StreamExt};
 use mcp_protocol::mcp::methods;
 use mcp_protocol::{
     FrameError, Incoming, InvalidMessage, Message, Outgoing, RequestId, Response, StdioCodec,
@@ -43,6 +43,12 @@ pub enum Exit {
 
 type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
 
+/// Replies handed to the writer together (those of one burst of input, or one tool call's).
+type Replies = Vec<Outgoing>;
+
+/// At most this many replies wait in one batch before they go to the writer.
+const REPLY_BATCH: usize = 64;
+
 /// Serves one MCP connection over `input`/`output` until input ends, `shutdown` completes, or
 /// the output is closed. Returns `Err` only if writing fails for a reason other than a closed
 /// pipe.
@@ -64,7 +70,9 @@ where
     let mut reader = FramedRead::with_capacity(input, codec.clone(), 64 * 1024);
     let mut sink = FramedWrite::new(output, codec);
     sink.set_backpressure_boundary(256 * 1024);
-    let (tx, rx) = mpsc::channel::<Outgoing>(config.outgoing_queue.max(1));
+    // The queue holds batches of up to REPLY_BATCH replies: size it so that at most
+    // `outgoing_queue` replies wait, whatever the batch sizes.
+    let (tx, rx) = mpsc::channel::<Replies>((config.outgoing_queue / REPLY_BATCH).max(1));
     let writer = tokio::spawn(write_loop(sink, rx));
 
     let mut conn = Connection {
@@ -72,33 +80,53 @@ where
         in_flight: InFlight::default(),
         tx,
     };
+    // Created once, not per message: the writer is gone (the peer closed our output), so stop
+    // now rather than at the next read.
     tokio::pin!(shutdown);
-    let exit = loop {
-        let item = tokio::select! {
-            biased;
-            () = &mut shutdown => break Exit::Shutdown,
-            // The writer is gone (the peer closed our output): stop now, not at the next read.
-            () = conn.tx.closed() => break Exit::OutputClosed,
-            item = reader.next() => item,
-        };
-        let reply = match item {
-            None => break Exit::InputClosed,
-            Some(Err(e)) => break Exit::ReadFailed(e),
-            Some(Ok(Err(frame_error))) => Some(conn.frame_error(&frame_error)),
-            Some(Ok(Ok(Incoming::Single(message)))) => conn.single(message),
-            Some(Ok(Ok(Incoming::Batch(items)))) => conn.batch(items),
-        };
-        if let Some(reply) = reply {
-            let sent = tokio::select! {
+    let watcher = conn.tx.clone();
+    let exit = {
+        let output_closed = watcher.closed();
+        tokio::pin!(output_closed);
+        loop {
+            let mut item = tokio::select! {
                 biased;
                 () = &mut shutdown => break Exit::Shutdown,
-                sent = conn.tx.send(reply) => sent,
+                () = &mut output_closed => break Exit::OutputClosed,
+                item = reader.next() => item,
             };
-            if sent.is_err() {
-                break Exit::OutputClosed;
+            // Handle every frame that is already readable before waiting again, and hand their
+            // replies to the writer as one batch: one wake-up and one write for a burst.
+            let mut replies = Vec::new();
+            let end = loop {
+                match item {
+                    None => break Some(Exit::InputClosed),
+                    Some(Err(e)) => break Some(Exit::ReadFailed(e)),
+                    Some(Ok(frame)) => replies.extend(conn.frame(frame)),
+                }
+                if replies.len() >= REPLY_BATCH {
+                    break None;
+                }
+                match reader.next().now_or_never() {
+                    Some(next) => item = next,
+                    None => break None,
+                }
+            };
+            if !replies.is_empty() {
+                let sent = tokio::select! {
+                    biased;
+                    () = &mut shutdown => break Exit::Shutdown,
+                    sent = conn.tx.send(replies) => sent,
+                };
+                if sent.is_err() {
+                    break Exit::OutputClosed;
+                }
+            }
+            if let Some(exit) = end {
+                break exit;
             }
         }
     };
+    drop(watcher);
     match &exit {
         Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
         other => tracing::debug!(?other, "input loop ended"),
@@ -136,10 +164,19 @@ where
 struct Connection {
     session: Session,
     in_flight: InFlight,
-    tx: mpsc::Sender<Outgoing>,
+    tx: mpsc::Sender<Replies>,
 }
 
 impl Connection {
+    /// One decoded frame: the reply to send now, if any.
+    fn frame(&mut self, frame: mcp_protocol::codec::DecodedFrame) -> Option<Outgoing> {
+        match frame {
+            Err(frame_error) => Some(self.frame_error(&frame_error)),
+            Ok(Incoming::Single(message)) => self.single(message),
+            Ok(Incoming::Batch(items)) => self.batch(items),
+        }
+    }
+
     fn frame_error(&self, error: &FrameError) -> Outgoing {
         tracing::warn!("bad frame: {error}");
         Response::error(error.request_id().cloned(), error.to_error_object()).into()
@@ -181,7 +218,7 @@ impl Connection {
                     let response = work.await;
                     // Absent means cancelled: then no reply is sent.
                     if lock(&in_flight).remove(&key).is_some() {
-                        let _ = tx.send(response.into()).await;
+                        let _ = tx.send(vec![response.into()]).await;
                     }
                 });
                 running.insert(id, task.abort_handle());
@@ -233,7 +270,7 @@ impl Connection {
         let tx = self.tx.clone();
         tokio::spawn(async move {
             ready.extend(futures::future::join_all(pending).await);
-            let _ = tx.send(batch_reply(ready)).await;
+            let _ = tx.send(vec![batch_reply(ready)]).await;
         });
         None
     }
@@ -258,12 +295,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Owns the output: encodes every queued reply into one buffer and flushes once per burst.
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut sink: FramedWrite<W, StdioCodec>,
-    mut rx: mpsc::Receiver<Outgoing>,
+    mut rx: mpsc::Receiver<Replies>,
 ) -> io::Result<()> {
     while let Some(first) = rx.recv().await {
-        sink.feed(first).await?;
+        for reply in first {
+            sink.feed(reply).await?;
+        }
         while let Ok(next) = rx.try_recv() {
-            sink.feed(next).await?;
+            for reply in next {
+                sink.feed(reply).await?;
+            }
         }
         sink.flush().await?;
         tracing::trace!("flushed replies");
