@@ -6,8 +6,10 @@
 //! * [`checks`]: the built-in checks; [`scenario`]: checks as JSON data (`--scenario-file`).
 //! * [`probe`]: one server process with the vocabulary checks are written in.
 //! * [`runner`]: selection, fresh processes per check, bounded waits, expected failures.
+//! * [`bench`]: `mcp-conformance bench`, the load driver and the floor program.
 //! * [`target`]: command lines and host config files; [`report`]: text, JSON, JUnit, transcripts.
 
+pub mod bench;
 pub mod check;
 pub mod checks;
 pub mod pattern;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use futures::StreamExt;
+use mcp_conformance::bench::{self, BenchConfig, BenchError};
 use mcp_conformance::check::{Profile, TargetReport};
 use mcp_conformance::report::{json, junit, text, transcript};
 use mcp_conformance::runner::{run_target, select, Check, ExpectedFailures, RunConfig};
@@ -20,7 +21,11 @@ use mcp_protocol::Framing;
 /// With no target it tests the bundled mcp-echo-server. Exit codes: 0 all checks passed,
 /// 1 a check failed, 2 usage error, 3 a target could not be started.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-conformance", version)]
+#[command(
+    name = "mcp-conformance",
+    version,
+    after_help = "Benchmarks: mcp-conformance bench [OPTIONS] [-- COMMAND...] (see mcp-conformance bench --help)"
+)]
 struct Cli {
     /// The server command and its arguments (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
@@ -123,7 +128,79 @@ enum FormatArg {
 const USAGE: u8 = 2;
 const START: u8 = 3;
 
+/// Benchmarks a stdio MCP server: time to the initialize reply, sequential round trips (p50,
+/// p99, mean), pipelined throughput with W requests in flight, the server's CPU time per call
+/// and peak memory, time from closing stdin to exit, and whether every request written before
+/// EOF was answered. Each run is a fresh process; every reply's id and echoed text is verified.
+///
+/// With no command it benches the bundled mcp-echo-server; with --floor, a built-in trivial
+/// program that answers each request with a canned reply (what the pipes and this driver cost).
+/// Exit codes: 0 done, 1 a reply was missing or wrong, 2 usage error, 3 the server could not be
+/// started.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-conformance bench", version)]
+struct BenchCli {
+    /// The server command and its arguments (after `--`); the server must have an `echo` tool.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+
+    /// How frames are delimited on the server's stdio.
+    #[arg(long, value_enum, default_value_t = FramingArg::Ndjson)]
+    framing: FramingArg,
+
+    /// Calls per pipelined measurement (sequential ones are capped at 5000).
+    #[arg(long, value_name = "N", default_value_t = 20000)]
+    calls: usize,
+
+    /// Requests in flight: 1 measures sequential latency, more pipelined throughput.
+    #[arg(long, value_name = "W[,W...]", value_delimiter = ',', default_values_t = [1usize, 64])]
+    window: Vec<usize>,
+
+    /// Echoed text sizes in bytes.
+    #[arg(long, value_name = "BYTES[,...]", value_delimiter = ',', default_values_t = [64usize])]
+    payload: Vec<usize>,
+
+    /// Runs, each in a fresh server process; reports give the median and min–max.
+    #[arg(long, value_name = "R", default_value_t = 3)]
+    runs: usize,
+
+    /// Report format on stdout (json: schema mcp-conformance/bench/v1).
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    format: FormatArg,
+
+    /// Bench the built-in trivial echo program (the floor) instead of a server.
+    #[arg(long)]
+    floor: bool,
+
+    /// Seconds each single wait (a reply, progress, an exit) may take.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    timeout: f64,
+
+    /// An environment variable for the server (repeatable).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+
+    /// The server's working directory.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+}
+
 fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match args.get(1).and_then(|a| a.to_str()) {
+        Some(bench::floor::FLOOR_FLAG) => {
+            let cl = args.get(2).and_then(|a| a.to_str()) == Some("content-length");
+            return ExitCode::from(bench::floor::serve(cl));
+        }
+        Some("bench") => {
+            let cli = BenchCli::parse_from(
+                std::iter::once(std::ffi::OsString::from("mcp-conformance bench"))
+                    .chain(args.into_iter().skip(2)),
+            );
+            return ExitCode::from(run_bench(cli));
+        }
+        _ => {}
+    }
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -327,4 +404,96 @@ fn profile_for(arg: Option<ProfileArg>, target: Option<&Target>) -> Profile {
         None if target.is_some_and(|t| t.bundled) => Profile::Echo,
         None => Profile::Generic,
     }
+}
+
+fn run_bench(cli: BenchCli) -> u8 {
+    if !(cli.timeout > 0.0 && cli.timeout.is_finite()) {
+        return usage("--timeout must be a positive number of seconds");
+    }
+    if cli.calls == 0 || cli.runs == 0 || cli.window.is_empty() || cli.window.contains(&0) {
+        return usage("--calls, --runs and every --window must be at least 1");
+    }
+    if cli.payload.is_empty() {
+        return usage("--payload needs at least one size");
+    }
+    let framing = match cli.framing {
+        FramingArg::Ndjson => Framing::Ndjson,
+        FramingArg::ContentLength => Framing::ContentLength,
+    };
+    let (mut target, label) = if cli.floor {
+        if !cli.command.is_empty() {
+            return usage("give either --floor or a command after --, not both");
+        }
+        let exe = match std::env::current_exe() {
+            Ok(e) => e,
+            Err(e) => return usage(format!("cannot locate this executable: {e}")),
+        };
+        let framing_arg = match framing {
+            Framing::Ndjson => "ndjson",
+            Framing::ContentLength => "content-length",
+        };
+        let t = Target::new(
+            "floor",
+            exe.display().to_string(),
+            vec![bench::floor::FLOOR_FLAG.to_owned(), framing_arg.to_owned()],
+        );
+        (t, "(floor)".to_owned())
+    } else if let Some((program, args)) = cli.command.split_first() {
+        let t = Target::new(program.clone(), program.clone(), args.to_vec());
+        let label = t.display();
+        (t, label)
+    } else {
+        match bundled_server() {
+            Ok(t) => {
+                let label = t.display();
+                (t, label)
+            }
+            Err(e) => return usage(e),
+        }
+    };
+    target.env = cli.env.clone();
+    target.cwd = cli.cwd.clone();
+    let config = BenchConfig {
+        target,
+        label,
+        floor: cli.floor,
+        framing,
+        calls: cli.calls,
+        windows: cli.window.clone(),
+        payloads: cli.payload.clone(),
+        runs: cli.runs,
+        wait: Duration::from_secs_f64(cli.timeout),
+        progress: bench::progress_wanted(),
+    };
+    let runs = match bench::run(&config) {
+        Ok(r) => r,
+        Err(BenchError::Start(m)) => {
+            eprintln!("mcp-conformance bench: {m}");
+            return START;
+        }
+        Err(BenchError::Verify(m)) => {
+            eprintln!("mcp-conformance bench: FAILED: {m}");
+            return 1;
+        }
+    };
+    match cli.format {
+        FormatArg::Text => print!("{}", bench::report::text(&config, &runs)),
+        FormatArg::Json => match serde_json::to_string_pretty(&bench::report::json(&config, &runs))
+        {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("mcp-conformance bench: cannot write the JSON report: {e}"),
+        },
+    }
+    let mut failed = false;
+    for (i, r) in runs.iter().enumerate() {
+        if let Some(problem) = &r.eof_problem {
+            eprintln!(
+                "mcp-conformance bench: FAILED: run {} of {}: {problem}",
+                i + 1,
+                runs.len()
+            );
+            failed = true;
+        }
+    }
+    u8::from(failed)
 }

@@ -97,7 +97,7 @@ fn era_detection_names_each_fixture_era() {
 fn text_header_and_junit_show_the_eras() {
     let dir = TempDir::new("eras-junit");
     let junit = dir.path().join("report.xml");
-    let mut args: Vec<String> = ["--only", "era", "--timeout", "2", "--junit"]
+    let mut args: Vec<String> = ["--only", "era", "--timeout", "3", "--junit"]
         .map(String::from)
         .to_vec();
     args.push(junit.display().to_string());

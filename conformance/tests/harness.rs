@@ -5,7 +5,7 @@
 //! files, host config files and report files.
 //!
 //! The fixture is `tests/fixtures/broken_server.py` (Python 3, standard library only); each run
-//! is a child process bounded by `common::RUN_LIMIT`, with `--timeout 2` for each single wait.
+//! is a child process bounded by `common::RUN_LIMIT`, with `--timeout 3` for each single wait.
 //! Full-suite runs use `--jobs 4` so the whole file stays well under a minute. The fixture's
 //! modern and dual-era modes, era detection and the `modern.*` checks are tested in `eras.rs`.
 #![allow(clippy::unwrap_used)]

@@ -240,6 +240,9 @@ pub fn conclude(discover: Result<Value, String>, initialize: Result<Value, Strin
 /// The `server/discover` probe: a fresh process, nothing else sent first.
 pub async fn probe_discover(ctx: &Ctx) -> Result<Value, String> {
     let mut p = ctx.spawn().await?;
+    // A start-up probe in a cold process: as generous as the start-up initialize's wait, so a
+    // slow-starting server (or a loaded machine) is not taken for a silent legacy one.
+    p.wait = p.wait.max(std::time::Duration::from_secs(10));
     p.modern_request(modern::DISCOVER, None).await
 }
 

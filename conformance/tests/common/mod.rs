@@ -18,7 +18,7 @@ use serde_json::Value;
 pub const RUN_LIMIT: Duration = Duration::from_secs(90);
 
 /// `--timeout` for every run against a server: each single wait of a check.
-pub const TIMEOUT: &str = "2";
+pub const TIMEOUT: &str = "3";
 
 /// The harness binary under test.
 pub fn harness() -> &'static Path {
@@ -250,7 +250,7 @@ fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
 }
 
 /// Runs the harness against `target` (a command line; empty: the bundled server) with a JSON
-/// report and `--timeout 2`, plus `options`.
+/// report and `--timeout 3`, plus `options`.
 pub fn check(options: &[&str], target: &[String]) -> (Run, Value) {
     let mut args: Vec<String> = vec!["--format".into(), "json".into(), "--timeout".into()];
     args.push(TIMEOUT.into());

@@ -1,0 +1,631 @@
+//! The lean load driver: one server process, its pipes in non-blocking mode, and one thread that
+//! writes and reads with `poll(2)`. Every wait is bounded by the run's `--timeout`.
+//!
+//! Requests are `tools/call` of `echo` with a text that names its own id (`"<id>.xxxx…"`, padded
+//! to the payload size), so a reply is verified without remembering what was sent: its id must
+//! be one that is outstanding and its `result.content[0].text` must be exactly that id's text.
+
+use std::borrow::Cow;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mcp_protocol::Framing;
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+
+use crate::target::Target;
+
+/// The protocol version offered in the benchmark's handshake.
+pub const BENCH_VERSION: &str = "2025-11-25";
+
+/// Why a run failed.
+#[derive(Debug)]
+pub enum DriveError {
+    /// The server could not be started.
+    Start(String),
+    /// A reply was missing, late, malformed or wrong: the run fails.
+    Verify(String),
+}
+
+impl std::fmt::Display for DriveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DriveError::Start(m) | DriveError::Verify(m) => f.write_str(m),
+        }
+    }
+}
+
+fn verify(message: impl Into<String>) -> DriveError {
+    DriveError::Verify(message.into())
+}
+
+/// One spawned server with non-blocking pipes.
+#[derive(Debug)]
+pub struct Server {
+    child: Child,
+    pid: u32,
+    stdin: Option<ChildStdin>,
+    stdout: ChildStdout,
+    framing: Framing,
+    wait: Duration,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Where the search for the next newline resumes (ndjson).
+    scanned: usize,
+    out: Vec<u8>,
+    out_pos: usize,
+    out_eof: bool,
+    scratch: Vec<u8>,
+    filler: Vec<u8>,
+    exited_at: Option<Instant>,
+}
+
+fn nonblocking(fd: impl AsFd) -> std::io::Result<()> {
+    let flags = OFlag::from_bits_truncate(fcntl(fd.as_fd(), FcntlArg::F_GETFL)?);
+    fcntl(fd.as_fd(), FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    Ok(())
+}
+
+/// Decimal digits of `n`.
+fn digits(n: u64) -> usize {
+    let mut d = 1;
+    let mut n = n / 10;
+    while n > 0 {
+        d += 1;
+        n /= 10;
+    }
+    d
+}
+
+/// The length of id `id`'s echo text for `payload` bytes.
+pub fn text_len(id: u64, payload: usize) -> usize {
+    payload.max(digits(id) + 1)
+}
+
+/// Whether `text` is exactly id `id`'s echo text for `payload` bytes.
+pub fn text_matches(text: &[u8], id: u64, payload: usize) -> bool {
+    let d = digits(id);
+    if text.len() != text_len(id, payload) || text.get(d) != Some(&b'.') {
+        return false;
+    }
+    let mut n: u64 = 0;
+    for &b in &text[..d] {
+        if !b.is_ascii_digit() {
+            return false;
+        }
+        n = n.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+    }
+    n == id && text[d + 1..].iter().all(|&b| b == b'x')
+}
+
+#[derive(Deserialize)]
+struct Reply<'a> {
+    #[serde(default)]
+    id: Option<u64>,
+    #[serde(default)]
+    method: Option<IgnoredAny>,
+    #[serde(default, borrow)]
+    result: Option<CallResult<'a>>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct CallResult<'a> {
+    #[serde(default, borrow)]
+    content: Vec<Content<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Content<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+}
+
+/// A frame for error messages: at most 300 bytes of it.
+fn shown(frame: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&frame[..frame.len().min(300)]).into_owned();
+    if frame.len() > 300 {
+        format!("{s}… ({} bytes)", frame.len())
+    } else {
+        s
+    }
+}
+
+/// What a frame from the server was.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Incoming {
+    /// A verified reply to this id.
+    Reply(u64),
+    /// A notification or a server-to-client request: ignored.
+    Other,
+}
+
+/// Verifies replies; keeps buffers between frames.
+#[derive(Debug, Default)]
+pub struct Verifier {
+    filler: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+/// What replaces a verified text before the frame is parsed (`"\u0000@"`): a server cannot
+/// produce it by echoing the bench's texts.
+const SENTINEL: &[u8] = br#"\u0000@"#;
+const SENTINEL_TEXT: &str = "\u{0}@";
+
+impl Verifier {
+    /// Whether `raw` (a JSON string's raw bytes) is id `id`'s text, compared with `memcmp`.
+    fn is_text(&mut self, raw: &[u8], id: u64, payload: usize) -> bool {
+        let d = digits(id);
+        let len = text_len(id, payload);
+        if raw.len() != len || raw.get(d) != Some(&b'.') {
+            return false;
+        }
+        if self.filler.len() < len {
+            self.filler.resize(len, b'x');
+        }
+        raw[d + 1..] == self.filler[..len - d - 1] && text_matches(&raw[..d + 1], id, d + 1)
+    }
+
+    /// Verifies one frame as the reply to a `tools/call` echo of `payload` bytes.
+    ///
+    /// The fast path finds the echoed text with `memmem`, compares it with what was sent, and
+    /// parses the frame with every copy of that text cut out, so a 16 KiB echo costs a few
+    /// `memcmp`s and a parse of a few hundred bytes; it then requires the reply's id to be the
+    /// one the text names and `result.content[0].text` to be exactly the cut-out text. Anything
+    /// else takes the slow path, a full parse, which also words the error.
+    pub fn check(&mut self, frame: &[u8], payload: usize) -> Result<Incoming, DriveError> {
+        // Small frames parse faster than they are cut.
+        if frame.len() > 2048 {
+            if let Some(id) = self.fast(frame, payload) {
+                return Ok(Incoming::Reply(id));
+            }
+        }
+        check_reply(frame, payload)
+    }
+
+    fn fast(&mut self, frame: &[u8], payload: usize) -> Option<u64> {
+        const KEY: &[u8] = b"\"text\":\"";
+        let at = memchr::memmem::find(frame, KEY)? + KEY.len();
+        let end = at + memchr::memchr(b'"', &frame[at..])?;
+        let raw = &frame[at..end];
+        let dot = memchr::memchr(b'.', raw)?;
+        let id: u64 = std::str::from_utf8(&raw[..dot]).ok()?.parse().ok()?;
+        if !self.is_text(raw, id, payload) {
+            return None;
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let mut from = 0;
+        for hit in memchr::memmem::find_iter(frame, KEY) {
+            let start = hit + KEY.len();
+            if start < from {
+                continue;
+            }
+            if frame.len() > start + raw.len()
+                && &frame[start..start + raw.len()] == raw
+                && frame[start + raw.len()] == b'"'
+            {
+                scratch.extend_from_slice(&frame[from..start]);
+                scratch.extend_from_slice(SENTINEL);
+                from = start + raw.len();
+            }
+        }
+        scratch.extend_from_slice(&frame[from..]);
+        let ok = match serde_json::from_slice::<Reply<'_>>(&scratch) {
+            Ok(reply) => {
+                reply.method.is_none()
+                    && reply.error.is_none()
+                    && reply.id == Some(id)
+                    && reply
+                        .result
+                        .as_ref()
+                        .and_then(|r| r.content.first())
+                        .and_then(|c| c.text.as_deref())
+                        == Some(SENTINEL_TEXT)
+            }
+            Err(_) => false,
+        };
+        self.scratch = scratch;
+        ok.then_some(id)
+    }
+}
+
+/// The id whose text `text` is, if it is one of the bench's texts.
+fn text_names(text: &[u8], payload: usize) -> Option<u64> {
+    let dot = memchr::memchr(b'.', text)?;
+    let id: u64 = std::str::from_utf8(&text[..dot]).ok()?.parse().ok()?;
+    text_matches(text, id, payload).then_some(id)
+}
+
+/// Verifies one frame as the reply to a `tools/call` echo of `payload` bytes (a full parse).
+pub fn check_reply(frame: &[u8], payload: usize) -> Result<Incoming, DriveError> {
+    let reply: Reply<'_> = match serde_json::from_slice(frame) {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(match serde_json::from_slice::<serde_json::Value>(frame) {
+                Ok(v) if v.get("id").is_some_and(|id| !id.is_u64() && !id.is_null()) => {
+                    verify(format!(
+                        "a reply with id {} (the bench sends integer ids): {}",
+                        v["id"],
+                        shown(frame)
+                    ))
+                }
+                Ok(_) => verify(format!(
+                    "a reply that is not a tools/call result ({e}): {}",
+                    shown(frame)
+                )),
+                Err(_) => verify(format!("a frame that is not JSON ({e}): {}", shown(frame))),
+            });
+        }
+    };
+    if reply.method.is_some() {
+        return Ok(Incoming::Other);
+    }
+    let Some(id) = reply.id else {
+        return Err(verify(format!("a reply without an id: {}", shown(frame))));
+    };
+    if reply.error.is_some() {
+        return Err(verify(format!(
+            "request {id} got an error reply: {}",
+            shown(frame)
+        )));
+    }
+    let text = reply
+        .result
+        .as_ref()
+        .and_then(|r| r.content.first())
+        .and_then(|c| c.text.as_deref());
+    match text {
+        Some(t) if text_matches(t.as_bytes(), id, payload) => Ok(Incoming::Reply(id)),
+        Some(t) => Err(verify(match text_names(t.as_bytes(), payload) {
+            Some(other) => format!(
+                "id mismatch: the reply with id {id} carries the text sent with id {other}: {}",
+                shown(frame)
+            ),
+            None => format!(
+                "echo mismatch: the reply to id {id} carries a text of {} bytes that is not the \
+                 text sent with id {id} ({} bytes): {}",
+                t.len(),
+                text_len(id, payload),
+                shown(frame)
+            ),
+        })),
+        None => Err(verify(format!(
+            "the reply to id {id} has no result.content[0].text: {}",
+            shown(frame)
+        ))),
+    }
+}
+
+impl Server {
+    /// Spawns `target` (in its own process group) with piped stdin/stdout; stderr is discarded.
+    pub fn spawn(target: &Target, framing: Framing, wait: Duration) -> Result<Server, DriveError> {
+        let mut cmd = Command::new(&target.program);
+        cmd.args(&target.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0);
+        for (k, v) in &target.env {
+            cmd.env(k, v);
+        }
+        if let Some(dir) = &target.cwd {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| DriveError::Start(format!("cannot start {}: {e}", target.display())))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(DriveError::Start(
+                "stdin/stdout pipes were not created".into(),
+            ));
+        };
+        let pid = child.id();
+        let server = Server {
+            child,
+            pid,
+            stdin: Some(stdin),
+            stdout,
+            framing,
+            wait,
+            buf: vec![0; 1 << 16],
+            start: 0,
+            end: 0,
+            scanned: 0,
+            out: Vec::with_capacity(1 << 16),
+            out_pos: 0,
+            out_eof: false,
+            scratch: Vec::new(),
+            filler: Vec::new(),
+            exited_at: None,
+        };
+        if let Some(stdin) = &server.stdin {
+            nonblocking(stdin).map_err(|e| DriveError::Start(format!("fcntl: {e}")))?;
+        }
+        nonblocking(&server.stdout).map_err(|e| DriveError::Start(format!("fcntl: {e}")))?;
+        Ok(server)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Queues one JSON message, framed.
+    pub fn queue_json(&mut self, body: &[u8]) {
+        if self.out_pos > 0 && self.out_pos * 2 >= self.out.len() {
+            self.out.drain(..self.out_pos);
+            self.out_pos = 0;
+        }
+        if self.framing == Framing::ContentLength {
+            let _ = write!(self.out, "Content-Length: {}\r\n\r\n", body.len());
+        }
+        self.out.extend_from_slice(body);
+        if self.framing == Framing::Ndjson {
+            self.out.push(b'\n');
+        }
+    }
+
+    /// Queues the `tools/call` echo request `id` with a `payload`-byte text.
+    pub fn queue_call(&mut self, id: u64, payload: usize) {
+        let len = text_len(id, payload);
+        let fill = len - digits(id) - 1;
+        if self.filler.len() < fill {
+            self.filler.resize(fill, b'x');
+        }
+        let mut body = std::mem::take(&mut self.scratch);
+        body.clear();
+        let _ = write!(
+            body,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{id}."#
+        );
+        body.extend_from_slice(&self.filler[..fill]);
+        body.extend_from_slice(b"\"}}}");
+        self.queue_json(&body);
+        self.scratch = body;
+    }
+
+    /// Whether queued bytes are still unwritten.
+    pub fn writing(&self) -> bool {
+        self.out_pos < self.out.len()
+    }
+
+    /// Whether the server's stdout reached its end.
+    pub fn stdout_closed(&self) -> bool {
+        self.out_eof
+    }
+
+    /// Closes the server's stdin (after the queued bytes are written: call when `!writing()`).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Makes progress: writes queued bytes and reads what the server wrote, waiting (at most
+    /// the run's timeout) only when neither is possible right now.
+    pub fn pump(&mut self) -> Result<(), DriveError> {
+        loop {
+            let mut progressed = false;
+            if self.out_pos < self.out.len() {
+                if let Some(stdin) = &mut self.stdin {
+                    match stdin.write(&self.out[self.out_pos..]) {
+                        Ok(n) => {
+                            self.out_pos += n;
+                            progressed = n > 0;
+                            if self.out_pos == self.out.len() {
+                                self.out.clear();
+                                self.out_pos = 0;
+                            }
+                        }
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                        Err(e) if e.kind() == ErrorKind::Interrupted => progressed = true,
+                        Err(e) => {
+                            return Err(verify(format!(
+                                "writing to the server failed ({e}); it closed its stdin or exited"
+                            )))
+                        }
+                    }
+                }
+            }
+            if !self.out_eof {
+                if self.end == self.buf.len() {
+                    if self.start > 0 {
+                        self.buf.copy_within(self.start..self.end, 0);
+                        self.end -= self.start;
+                        self.scanned = self.scanned.saturating_sub(self.start);
+                        self.start = 0;
+                    } else {
+                        let n = self.buf.len() * 2;
+                        self.buf.resize(n, 0);
+                    }
+                }
+                match self.stdout.read(&mut self.buf[self.end..]) {
+                    Ok(0) => {
+                        self.out_eof = true;
+                        progressed = true;
+                    }
+                    Ok(n) => {
+                        self.end += n;
+                        progressed = true;
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == ErrorKind::Interrupted => progressed = true,
+                    Err(e) => return Err(verify(format!("reading the server's stdout: {e}"))),
+                }
+            }
+            if progressed {
+                return Ok(());
+            }
+            if self.out_eof && !(self.writing() && self.stdin.is_some()) {
+                return Err(verify("the server closed its stdout"));
+            }
+            let timeout = PollTimeout::try_from(self.wait).unwrap_or(PollTimeout::MAX);
+            let ready = {
+                let mut fds = Vec::with_capacity(2);
+                if !self.out_eof {
+                    fds.push(PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN));
+                }
+                if self.writing() {
+                    if let Some(stdin) = &self.stdin {
+                        fds.push(PollFd::new(stdin.as_fd(), PollFlags::POLLOUT));
+                    }
+                }
+                poll(&mut fds, timeout)
+            };
+            match ready {
+                Ok(0) => {
+                    return Err(verify(format!(
+                        "no progress within {:.1} s: the server neither answered nor read its \
+                         input",
+                        self.wait.as_secs_f64()
+                    )))
+                }
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => return Err(verify(format!("poll: {e}"))),
+            }
+        }
+    }
+
+    /// The next complete frame read, as a byte range of [`Server::frame`].
+    pub fn next_frame(&mut self) -> Result<Option<(usize, usize)>, DriveError> {
+        loop {
+            let data = &self.buf[self.start..self.end];
+            match self.framing {
+                Framing::Ndjson => {
+                    let skip = self.scanned.saturating_sub(self.start).min(data.len());
+                    let Some(i) = memchr::memchr(b'\n', &data[skip..]).map(|i| i + skip) else {
+                        self.scanned = self.end;
+                        return Ok(None);
+                    };
+                    let begin = self.start;
+                    let mut stop = begin + i;
+                    self.start = stop + 1;
+                    if stop > begin && self.buf[stop - 1] == b'\r' {
+                        stop -= 1;
+                    }
+                    if self.buf[begin..stop].iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    return Ok(Some((begin, stop)));
+                }
+                Framing::ContentLength => {
+                    let Some(h) = memchr::memmem::find(data, b"\r\n\r\n") else {
+                        return Ok(None);
+                    };
+                    let headers = String::from_utf8_lossy(&data[..h]);
+                    let mut length = None;
+                    for line in headers.split("\r\n") {
+                        if let Some((k, v)) = line.split_once(':') {
+                            if k.trim().eq_ignore_ascii_case("content-length") {
+                                length = v.trim().parse::<usize>().ok();
+                            }
+                        }
+                    }
+                    let Some(length) = length else {
+                        return Err(verify(format!(
+                            "a Content-Length frame header without a valid length: {}",
+                            shown(&data[..h])
+                        )));
+                    };
+                    let body = self.start + h + 4;
+                    if self.end < body + length {
+                        if body + length > self.buf.len() && self.start > 0 {
+                            self.buf.copy_within(self.start..self.end, 0);
+                            self.end -= self.start;
+                            self.scanned = self.scanned.saturating_sub(self.start);
+                            self.start = 0;
+                        }
+                        return Ok(None);
+                    }
+                    self.start = body + length;
+                    return Ok(Some((body, body + length)));
+                }
+            }
+        }
+    }
+
+    /// The bytes of a frame returned by [`Server::next_frame`].
+    pub fn frame(&self, range: (usize, usize)) -> &[u8] {
+        &self.buf[range.0..range.1]
+    }
+
+    /// Waits (bounded) for the process to exit; returns when it exited.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<Instant> {
+        if let Some(at) = self.exited_at {
+            return Some(at);
+        }
+        let deadline = Instant::now() + limit;
+        let mut nap = Duration::from_micros(50);
+        loop {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                let at = Instant::now();
+                self.exited_at = Some(at);
+                return Some(at);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(Duration::from_millis(2));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if self.exited_at.is_none() {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            let _ = killpg(Pid::from_raw(self.pid as i32), Signal::SIGKILL);
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_name_their_id() {
+        assert!(text_matches(b"17.xxxxx", 17, 8));
+        assert!(text_matches(b"1234.", 1234, 2));
+        assert!(!text_matches(b"18.xxxxx", 17, 8));
+        assert!(!text_matches(b"17.xxxx", 17, 8));
+        assert!(!text_matches(b"17.xxxxy", 17, 8));
+    }
+
+    #[test]
+    fn verifies_fast_and_slow() {
+        let mut v = Verifier::default();
+        let good = br#"{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"12.xxx"}],"structuredContent":{"text":"12.xxx"}}}"#;
+        assert_eq!(v.fast(good, 6), Some(12));
+        assert_eq!(v.check(good, 6).ok(), Some(Incoming::Reply(12)));
+        // The text elsewhere, content[0].text empty: not the fast path, and an error.
+        let moved = br#"{"jsonrpc":"2.0","id":12,"result":{"structuredContent":{"text":"12.xxx"},"content":[{"type":"text","text":""}]}}"#;
+        assert_eq!(v.fast(moved, 6), None);
+        assert!(v.check(moved, 6).is_err());
+        let wrong_id =
+            br#"{"jsonrpc":"2.0","id":13,"result":{"content":[{"type":"text","text":"12.xxx"}]}}"#;
+        let e = v
+            .check(wrong_id, 6)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("id mismatch"), "{e}");
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
+        assert_eq!(v.check(note, 6).ok(), Some(Incoming::Other));
+    }
+}

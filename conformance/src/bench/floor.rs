@@ -1,0 +1,175 @@
+//! The floor: a trivial stdio program that answers each request with a canned reply, as the
+//! reference for what the pipes and the load driver cost. It runs as a hidden mode of this
+//! binary (`mcp-conformance --floor-server [ndjson|content-length]`), so no extra executable
+//! is needed.
+//!
+//! It reads stdin in large chunks and, for every complete frame in a chunk, finds `"id":` and
+//! the `"text":"…"` string with `memchr`-level scanning (no JSON tree), splices them into a
+//! canned `tools/call` result, and writes all replies of the chunk with one `write`. It answers
+//! `initialize` with a fixed result, anything without a text with `{}`, ignores notifications
+//! (frames without an id) and exits when stdin closes, after answering everything it read.
+
+use std::io::{Read, Write};
+
+use memchr::memmem;
+
+/// The hidden flag that selects the floor mode.
+pub const FLOOR_FLAG: &str = "--floor-server";
+
+const INIT_RESULT: &[u8] = br#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mcp-conformance-floor","version":"0"}}"#;
+
+/// Runs the floor on stdin/stdout until stdin closes; returns the process exit code.
+pub fn serve(content_length: bool) -> u8 {
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut input = stdin.lock();
+    let mut output = stdout.lock();
+    let mut buf = vec![0u8; 1 << 16];
+    let (mut start, mut end) = (0usize, 0usize);
+    let mut out: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut body: Vec<u8> = Vec::new();
+    loop {
+        if end == buf.len() {
+            if start > 0 {
+                buf.copy_within(start..end, 0);
+                end -= start;
+                start = 0;
+            } else {
+                let n = buf.len() * 2;
+                buf.resize(n, 0);
+            }
+        }
+        let n = match input.read(&mut buf[end..]) {
+            Ok(0) => return 0,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return 1,
+        };
+        end += n;
+        loop {
+            let data = &buf[start..end];
+            let frame = if content_length {
+                let Some(h) = memmem::find(data, b"\r\n\r\n") else {
+                    break;
+                };
+                let Some(len) = header_length(&data[..h]) else {
+                    return 1;
+                };
+                if data.len() < h + 4 + len {
+                    break;
+                }
+                start += h + 4 + len;
+                &data[h + 4..h + 4 + len]
+            } else {
+                let Some(i) = memchr::memchr(b'\n', data) else {
+                    break;
+                };
+                start += i + 1;
+                &data[..i]
+            };
+            body.clear();
+            if answer(frame, &mut body) {
+                if content_length {
+                    let _ = write!(out, "Content-Length: {}\r\n\r\n", body.len());
+                    out.extend_from_slice(&body);
+                } else {
+                    out.extend_from_slice(&body);
+                    out.push(b'\n');
+                }
+            }
+        }
+        if start == end {
+            start = 0;
+            end = 0;
+        }
+        if !out.is_empty() {
+            if output
+                .write_all(&out)
+                .and_then(|()| output.flush())
+                .is_err()
+            {
+                return 1;
+            }
+            out.clear();
+        }
+    }
+}
+
+fn header_length(headers: &[u8]) -> Option<usize> {
+    let text = std::str::from_utf8(headers).ok()?;
+    text.split("\r\n").find_map(|line| {
+        let (k, v) = line.split_once(':')?;
+        if k.trim().eq_ignore_ascii_case("content-length") {
+            v.trim().parse().ok()
+        } else {
+            None
+        }
+    })
+}
+
+/// Writes the reply to `frame` into `out`; false for a notification (no reply).
+fn answer(frame: &[u8], out: &mut Vec<u8>) -> bool {
+    let Some(at) = memmem::find(frame, b"\"id\":") else {
+        return false;
+    };
+    let rest = &frame[at + 5..];
+    let id_end = memchr::memchr2(b',', b'}', rest).unwrap_or(rest.len());
+    let id = rest[..id_end].trim_ascii();
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id);
+    out.extend_from_slice(br#","result":"#);
+    if memmem::find(frame, b"\"method\":\"initialize\"").is_some() {
+        out.extend_from_slice(INIT_RESULT);
+    } else if let Some(text) = text_of(frame) {
+        out.extend_from_slice(br#"{"content":[{"type":"text","text":""#);
+        out.extend_from_slice(text);
+        out.extend_from_slice(br#""}],"isError":false}"#);
+    } else {
+        out.extend_from_slice(b"{}");
+    }
+    out.push(b'}');
+    true
+}
+
+/// The raw (still escaped) contents of the first `"text":"…"` string.
+fn text_of(frame: &[u8]) -> Option<&[u8]> {
+    let at = memmem::find(frame, b"\"text\":\"")? + 8;
+    let rest = &frame[at..];
+    let mut from = 0;
+    loop {
+        let q = from + memchr::memchr(b'"', &rest[from..])?;
+        let backslashes = rest[..q].iter().rev().take_while(|&&b| b == b'\\').count();
+        if backslashes % 2 == 0 {
+            return Some(&rest[..q]);
+        }
+        from = q + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_with_id_and_text_spliced_in() {
+        let mut out = Vec::new();
+        assert!(answer(
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a\"b"}}}"#,
+            &mut out
+        ));
+        assert_eq!(
+            out,
+            br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a\"b"}],"isError":false}}"#
+        );
+        out.clear();
+        assert!(!answer(
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            &mut out
+        ));
+        assert!(answer(
+            br#"{"jsonrpc":"2.0","id":"x","method":"initialize","params":{}}"#,
+            &mut out
+        ));
+        assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":"x","result":{"protocolVersion""#));
+    }
+}

@@ -1,0 +1,362 @@
+//! `mcp-conformance bench`: start time, sequential latency, pipelined throughput, CPU per call,
+//! peak memory, EOF behaviour of a stdio MCP server, each run in a fresh process, with every
+//! reply verified. See [`driver`] for the load driver and [`floor`] for the reference program.
+
+pub mod driver;
+pub mod floor;
+pub mod procfs;
+pub mod report;
+pub mod stats;
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use mcp_protocol::Framing;
+
+use crate::target::Target;
+use driver::{DriveError, Incoming, Server, Verifier, BENCH_VERSION};
+
+/// Sequential (window 1) calls per payload are capped at this many, to keep slow servers'
+/// runs short; the JSON report says how many were made (`sequentialCalls`).
+pub const SEQUENTIAL_CAP: usize = 5000;
+
+/// Requests written in one burst right before stdin is closed.
+pub const EOF_BURST: usize = 1000;
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    pub target: Target,
+    /// Shown in reports: the command line, or `(floor)`.
+    pub label: String,
+    pub floor: bool,
+    pub framing: Framing,
+    pub calls: usize,
+    pub windows: Vec<usize>,
+    pub payloads: Vec<usize>,
+    pub runs: usize,
+    pub wait: Duration,
+    pub progress: bool,
+}
+
+impl BenchConfig {
+    pub fn sequential_calls(&self) -> usize {
+        self.calls.min(SEQUENTIAL_CAP)
+    }
+}
+
+/// One (payload, window) measurement of one run.
+#[derive(Debug, Clone, Default)]
+pub struct Cell {
+    pub payload: usize,
+    pub window: usize,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub mean_us: Option<f64>,
+    pub calls_per_sec: f64,
+    pub server_cpu_us_per_call: Option<f64>,
+    pub driver_cpu_us_per_call: Option<f64>,
+}
+
+/// One run (one server process).
+#[derive(Debug, Clone, Default)]
+pub struct RunResult {
+    pub start_ms: f64,
+    pub cells: Vec<Cell>,
+    pub peak_rss_kib: Option<f64>,
+    pub cpu_ms_per_call: Option<f64>,
+    pub driver_cpu_ms_per_call: Option<f64>,
+    pub eof_exit_ms: Option<f64>,
+    pub eof_answered: usize,
+    /// What went wrong at EOF (unanswered requests, no exit): fails the bench, after the report.
+    pub eof_problem: Option<String>,
+}
+
+/// Why a bench failed before it could report.
+#[derive(Debug)]
+pub enum BenchError {
+    Start(String),
+    Verify(String),
+}
+
+impl std::fmt::Display for BenchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BenchError::Start(m) | BenchError::Verify(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Runs every run; stops at the first verification failure.
+pub fn run(config: &BenchConfig) -> Result<Vec<RunResult>, BenchError> {
+    let mut runs = Vec::with_capacity(config.runs);
+    for r in 0..config.runs {
+        let result = run_once(config, r).map_err(|e| match e {
+            DriveError::Start(m) => BenchError::Start(m),
+            DriveError::Verify(m) => {
+                BenchError::Verify(format!("run {} of {}: {m}", r + 1, config.runs))
+            }
+        });
+        if config.progress {
+            eprint!("\r\x1b[K");
+        }
+        runs.push(result?);
+    }
+    Ok(runs)
+}
+
+fn progress(config: &BenchConfig, run: usize, what: &str) {
+    if config.progress {
+        eprint!(
+            "\r\x1b[Kbench {}: run {}/{}: {what}",
+            config.label,
+            run + 1,
+            config.runs
+        );
+    }
+}
+
+/// Tracks which ids were sent and answered.
+struct Ledger {
+    sent: u64,
+    answered: Vec<bool>,
+    done: usize,
+}
+
+impl Ledger {
+    fn record(&mut self, id: u64) -> Result<(), DriveError> {
+        if id == 0 || id > self.sent {
+            return Err(DriveError::Verify(format!(
+                "a reply to id {id}, which was never sent (ids 1..={} were)",
+                self.sent
+            )));
+        }
+        let slot = &mut self.answered[id as usize];
+        if *slot {
+            return Err(DriveError::Verify(format!("a second reply to id {id}")));
+        }
+        *slot = true;
+        self.done += 1;
+        Ok(())
+    }
+    fn next(&mut self) -> u64 {
+        self.sent += 1;
+        if self.answered.len() <= self.sent as usize {
+            self.answered.resize(self.sent as usize * 2 + 1, false);
+        }
+        self.sent
+    }
+}
+
+/// Reads every complete frame; returns how many replies were verified.
+fn drain(
+    server: &mut Server,
+    verifier: &mut Verifier,
+    ledger: &mut Ledger,
+    payload: usize,
+) -> Result<usize, DriveError> {
+    let mut n = 0;
+    while let Some(range) = server.next_frame()? {
+        if let Incoming::Reply(id) = verifier.check(server.frame(range), payload)? {
+            ledger.record(id)?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn run_once(config: &BenchConfig, run: usize) -> Result<RunResult, DriveError> {
+    progress(config, run, "starting");
+    let spawned = Instant::now();
+    let mut server = Server::spawn(&config.target, config.framing, config.wait)?;
+    let init = format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{BENCH_VERSION}","capabilities":{{}},"clientInfo":{{"name":"mcp-conformance-bench","version":"{}"}}}}}}"#,
+        env!("CARGO_PKG_VERSION")
+    );
+    server.queue_json(init.as_bytes());
+    let start_ms = 'init: loop {
+        server.pump().map_err(|e| match e {
+            DriveError::Verify(m) => {
+                DriveError::Verify(format!("waiting for the initialize reply: {m}"))
+            }
+            other => other,
+        })?;
+        while let Some(range) = server.next_frame()? {
+            let frame = server.frame(range);
+            let value: serde_json::Value = serde_json::from_slice(frame).map_err(|e| {
+                DriveError::Verify(format!(
+                    "the initialize reply is not JSON ({e}): {}",
+                    String::from_utf8_lossy(&frame[..frame.len().min(300)])
+                ))
+            })?;
+            if value.get("method").is_some() {
+                continue;
+            }
+            if value.get("id") != Some(&serde_json::json!(0)) || value.get("result").is_none() {
+                return Err(DriveError::Verify(format!(
+                    "expected the initialize reply (id 0, a result), got: {value}"
+                )));
+            }
+            break 'init spawned.elapsed().as_secs_f64() * 1e3;
+        }
+    };
+    server.queue_json(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    let mut verifier = Verifier::default();
+    let mut ledger = Ledger {
+        sent: 0,
+        answered: vec![false; 1024],
+        done: 0,
+    };
+    let mut result = RunResult {
+        start_ms,
+        ..RunResult::default()
+    };
+    let (mut load_cpu, mut load_driver_cpu, mut load_calls) =
+        (Duration::ZERO, Duration::ZERO, 0usize);
+    let mut load_cpu_known = true;
+    let pid = server.pid();
+    for &payload in &config.payloads {
+        for &window in &config.windows {
+            progress(
+                config,
+                run,
+                &format!("payload {payload} B, window {window}"),
+            );
+            let mut cell = Cell {
+                payload,
+                window,
+                ..Cell::default()
+            };
+            let cpu0 = procfs::cpu_time(pid);
+            let own0 = procfs::own_cpu_time();
+            let began = Instant::now();
+            let calls;
+            if window <= 1 {
+                calls = config.sequential_calls();
+                let mut samples = Vec::with_capacity(calls);
+                for _ in 0..calls {
+                    let id = ledger.next();
+                    let t = Instant::now();
+                    server.queue_call(id, payload);
+                    loop {
+                        server.pump()?;
+                        if drain(&mut server, &mut verifier, &mut ledger, payload)? > 0
+                            && ledger.done as u64 == ledger.sent
+                        {
+                            break;
+                        }
+                    }
+                    samples.push(micros(t.elapsed()));
+                }
+                let elapsed = began.elapsed();
+                samples.sort_by(f64::total_cmp);
+                cell.p50_us = Some(stats::percentile(&samples, 50.0));
+                cell.p99_us = Some(stats::percentile(&samples, 99.0));
+                let mean = samples.iter().sum::<f64>() / samples.len().max(1) as f64;
+                cell.mean_us = Some(mean);
+                cell.calls_per_sec = calls as f64 / elapsed.as_secs_f64().max(1e-9);
+            } else {
+                calls = config.calls;
+                let base = ledger.done;
+                let mut queued = 0usize;
+                while queued < calls.min(window) {
+                    let id = ledger.next();
+                    server.queue_call(id, payload);
+                    queued += 1;
+                }
+                while ledger.done - base < calls {
+                    server.pump()?;
+                    drain(&mut server, &mut verifier, &mut ledger, payload)?;
+                    let in_flight = queued - (ledger.done - base);
+                    let room = window - in_flight.min(window);
+                    for _ in 0..room.min(calls - queued) {
+                        let id = ledger.next();
+                        server.queue_call(id, payload);
+                        queued += 1;
+                    }
+                }
+                cell.calls_per_sec = calls as f64 / began.elapsed().as_secs_f64().max(1e-9);
+            }
+            let cpu1 = procfs::cpu_time(pid);
+            let own1 = procfs::own_cpu_time();
+            let per_call = |a: Option<Duration>, b: Option<Duration>| {
+                Some(micros(b?.saturating_sub(a?)) / calls.max(1) as f64)
+            };
+            cell.server_cpu_us_per_call = per_call(cpu0, cpu1);
+            cell.driver_cpu_us_per_call = per_call(own0, own1);
+            if window > 1 || config.windows.iter().all(|&w| w <= 1) {
+                match (cpu0, cpu1, own0, own1) {
+                    (Some(a), Some(b), Some(c), Some(d)) => {
+                        load_cpu += b.saturating_sub(a);
+                        load_driver_cpu += d.saturating_sub(c);
+                        load_calls += calls;
+                    }
+                    _ => load_cpu_known = false,
+                }
+            }
+            result.cells.push(cell);
+        }
+    }
+    if load_cpu_known && load_calls > 0 {
+        result.cpu_ms_per_call = Some(load_cpu.as_secs_f64() * 1e3 / load_calls as f64);
+        result.driver_cpu_ms_per_call =
+            Some(load_driver_cpu.as_secs_f64() * 1e3 / load_calls as f64);
+    }
+    result.peak_rss_kib = procfs::peak_rss_kib(pid).map(|k| k as f64);
+
+    // EOF: a burst, stdin closed right after it is written, then count the replies.
+    progress(config, run, "EOF burst");
+    let payload = config.payloads.first().copied().unwrap_or(64);
+    let base_done = ledger.done;
+    let first_burst_id = ledger.sent + 1;
+    for _ in 0..EOF_BURST {
+        let id = ledger.next();
+        server.queue_call(id, payload);
+    }
+    while server.writing() {
+        server.pump()?;
+        drain(&mut server, &mut verifier, &mut ledger, payload)?;
+    }
+    server.close_stdin();
+    let closed = Instant::now();
+    let mut stalled = None;
+    while !server.stdout_closed() && ledger.done - base_done < EOF_BURST {
+        if let Err(e) = server.pump() {
+            stalled = Some(e);
+            break;
+        }
+        drain(&mut server, &mut verifier, &mut ledger, payload)?;
+    }
+    drain(&mut server, &mut verifier, &mut ledger, payload)?;
+    result.eof_answered = ledger.done - base_done;
+    let exited = server.wait_exit(config.wait);
+    result.eof_exit_ms = exited.map(|at| at.saturating_duration_since(closed).as_secs_f64() * 1e3);
+    if result.eof_answered < EOF_BURST {
+        let missing: Vec<u64> = (first_burst_id..=ledger.sent)
+            .filter(|&id| !ledger.answered[id as usize])
+            .take(5)
+            .collect();
+        result.eof_problem = Some(format!(
+            "{} of the {EOF_BURST} requests written right before stdin closed were not answered \
+             (first missing ids: {missing:?}){}",
+            EOF_BURST - result.eof_answered,
+            stalled.map(|e| format!("; {e}")).unwrap_or_default()
+        ));
+    } else if exited.is_none() {
+        result.eof_problem = Some(format!(
+            "the server did not exit within {:.1} s of its stdin closing",
+            config.wait.as_secs_f64()
+        ));
+    }
+    Ok(result)
+}
+
+/// Whether a progress line is wanted (stderr is a terminal).
+pub fn progress_wanted() -> bool {
+    std::io::stderr().is_terminal()
+}

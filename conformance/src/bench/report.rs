@@ -1,0 +1,160 @@
+//! The bench report: a text table, or JSON (`mcp-conformance/bench/v1`).
+//!
+//! JSON shape (stable; fields are only ever added):
+//!
+//! ```json
+//! {
+//!   "schema": "mcp-conformance/bench/v1",
+//!   "command": "target/release/mcp-echo-server",   // or "(floor)"
+//!   "floor": false,
+//!   "framing": "ndjson",                            // or "content-length"
+//!   "calls": 20000,                                 // per pipelined cell
+//!   "sequentialCalls": 5000,                        // per window-1 cell (capped)
+//!   "eofBurst": 1000,
+//!   "runs": 3,
+//!   "results": [
+//!     {"payload": 64, "window": 1,
+//!      "p50Us": S, "p99Us": S, "meanUs": S, "callsPerSec": S,
+//!      "serverCpuUsPerCall": S, "driverCpuUsPerCall": S},
+//!     {"payload": 64, "window": 64,
+//!      "callsPerSec": S, "serverCpuUsPerCall": S, "driverCpuUsPerCall": S}
+//!   ],
+//!   "startMs": S, "peakRssKiB": S, "cpuMsPerCall": S, "driverCpuMsPerCall": S,
+//!   "eofExitMs": S, "eofAllAnswered": true, "eofAnswered": S
+//! }
+//! ```
+//!
+//! where `S` is `{"median": f, "min": f, "max": f}` over runs, or `null` when not measured
+//! (`/proc` unavailable, a server that did not exit). `cpuMsPerCall` and `driverCpuMsPerCall`
+//! are measured across the pipelined cells (window > 1; the sequential ones when there are
+//! none); latencies are of window-1 cells only.
+
+use serde_json::{json, Value};
+
+use super::stats::Spread;
+use super::{BenchConfig, RunResult, EOF_BURST};
+use mcp_protocol::Framing;
+
+fn spread(values: impl Iterator<Item = Option<f64>>) -> Option<Spread> {
+    let v: Option<Vec<f64>> = values.collect();
+    Spread::of(&v?)
+}
+
+fn framing_name(f: Framing) -> &'static str {
+    match f {
+        Framing::Ndjson => "ndjson",
+        Framing::ContentLength => "content-length",
+    }
+}
+
+/// The JSON report.
+pub fn json(config: &BenchConfig, runs: &[RunResult]) -> Value {
+    let mut results = Vec::new();
+    let cells = runs.first().map(|r| r.cells.len()).unwrap_or(0);
+    for i in 0..cells {
+        let first = &runs[0].cells[i];
+        let metric = |f: &dyn Fn(&super::Cell) -> Option<f64>| {
+            serde_json::to_value(spread(runs.iter().map(|r| r.cells.get(i).and_then(f))))
+                .unwrap_or(Value::Null)
+        };
+        let mut cell = json!({
+            "payload": first.payload,
+            "window": first.window,
+            "callsPerSec": metric(&|c| Some(c.calls_per_sec)),
+            "serverCpuUsPerCall": metric(&|c| c.server_cpu_us_per_call),
+            "driverCpuUsPerCall": metric(&|c| c.driver_cpu_us_per_call),
+        });
+        if first.window <= 1 {
+            cell["p50Us"] = metric(&|c| c.p50_us);
+            cell["p99Us"] = metric(&|c| c.p99_us);
+            cell["meanUs"] = metric(&|c| c.mean_us);
+        }
+        results.push(cell);
+    }
+    let top = |f: &dyn Fn(&RunResult) -> Option<f64>| {
+        serde_json::to_value(spread(runs.iter().map(f))).unwrap_or(Value::Null)
+    };
+    json!({
+        "schema": "mcp-conformance/bench/v1",
+        "command": config.label,
+        "floor": config.floor,
+        "framing": framing_name(config.framing),
+        "calls": config.calls,
+        "sequentialCalls": config.sequential_calls(),
+        "eofBurst": EOF_BURST,
+        "runs": runs.len(),
+        "results": results,
+        "startMs": top(&|r| Some(r.start_ms)),
+        "peakRssKiB": top(&|r| r.peak_rss_kib),
+        "cpuMsPerCall": top(&|r| r.cpu_ms_per_call),
+        "driverCpuMsPerCall": top(&|r| r.driver_cpu_ms_per_call),
+        "eofExitMs": top(&|r| r.eof_exit_ms),
+        "eofAnswered": top(&|r| Some(r.eof_answered as f64)),
+        "eofAllAnswered": runs.iter().all(|r| r.eof_answered == EOF_BURST),
+    })
+}
+
+fn fmt(s: Option<Spread>, decimals: usize) -> String {
+    match s {
+        None => "-".to_owned(),
+        Some(s) if s.min == s.max => format!("{:.*}", decimals, s.median),
+        Some(s) => format!(
+            "{:.*} ({:.*}–{:.*})",
+            decimals, s.median, decimals, s.min, decimals, s.max
+        ),
+    }
+}
+
+/// The text report: medians with min–max over runs.
+pub fn text(config: &BenchConfig, runs: &[RunResult]) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "bench {} ({}), {} run(s): {} pipelined / {} sequential calls per cell; median (min–max)\n\n",
+        config.label,
+        framing_name(config.framing),
+        runs.len(),
+        config.calls,
+        config.sequential_calls()
+    ));
+    out.push_str(&format!(
+        "{:>8} {:>6}  {:<26} {:<22} {:<22} {:<18} {:<18}\n",
+        "payload",
+        "window",
+        "calls/s",
+        "p50 µs",
+        "p99 µs",
+        "server CPU µs/call",
+        "driver CPU µs/call"
+    ));
+    let cells = runs.first().map(|r| r.cells.len()).unwrap_or(0);
+    for i in 0..cells {
+        let first = &runs[0].cells[i];
+        let m = |f: &dyn Fn(&super::Cell) -> Option<f64>| {
+            spread(runs.iter().map(|r| r.cells.get(i).and_then(f)))
+        };
+        out.push_str(&format!(
+            "{:>8} {:>6}  {:<26} {:<22} {:<22} {:<18} {:<18}\n",
+            first.payload,
+            first.window,
+            fmt(m(&|c| Some(c.calls_per_sec)), 0),
+            fmt(m(&|c| c.p50_us), 1),
+            fmt(m(&|c| c.p99_us), 1),
+            fmt(m(&|c| c.server_cpu_us_per_call), 2),
+            fmt(m(&|c| c.driver_cpu_us_per_call), 2),
+        ));
+    }
+    let top = |f: &dyn Fn(&RunResult) -> Option<f64>| spread(runs.iter().map(f));
+    let all = runs.iter().all(|r| r.eof_answered == EOF_BURST);
+    out.push_str(&format!(
+        "\nstart to initialize reply: {} ms\npeak RSS: {} KiB\nserver CPU per call under load: {} µs (driver: {} µs)\n\
+         stdin closed to exit: {} ms\nrequests written before EOF answered: {} ({} of {EOF_BURST})\n",
+        fmt(top(&|r| Some(r.start_ms)), 2),
+        fmt(top(&|r| r.peak_rss_kib), 0),
+        fmt(top(&|r| r.cpu_ms_per_call.map(|x| x * 1e3)), 2),
+        fmt(top(&|r| r.driver_cpu_ms_per_call.map(|x| x * 1e3)), 2),
+        fmt(top(&|r| r.eof_exit_ms), 2),
+        if all { "all" } else { "NOT ALL" },
+        fmt(top(&|r| Some(r.eof_answered as f64)), 0),
+    ));
+    out
+}

@@ -1,0 +1,244 @@
+//! `mcp-conformance bench`: against the bundled server and the built-in floor in both framings
+//! (every reply verified, every request before EOF answered, sane numbers), and against broken
+//! servers (a wrong id, a wrong text, requests dropped at EOF), which must fail the run.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{echo_server, run, Fixture, Run};
+use serde_json::Value;
+
+const SMALL: &[&str] = &[
+    "bench",
+    "--calls",
+    "500",
+    "--runs",
+    "1",
+    "--window",
+    "1,8",
+    "--payload",
+    "64,1024",
+    "--timeout",
+    "5",
+    "--format",
+    "json",
+];
+
+fn shown(run: &Run) -> String {
+    format!(
+        "`mcp-conformance {}` exited {}\nstdout:\n{}\nstderr:\n{}",
+        run.args.join(" "),
+        run.code,
+        run.stdout,
+        run.stderr
+    )
+}
+
+fn bench(extra: &[&str]) -> (Run, Value) {
+    let mut args: Vec<String> = SMALL.iter().map(|s| s.to_string()).collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let run = run(&args);
+    assert_eq!(run.code, 0, "{}", shown(&run));
+    let report = run.json();
+    (run, report)
+}
+
+fn median(v: &Value) -> f64 {
+    v["median"].as_f64().unwrap()
+}
+
+fn assert_sane(run: &Run, report: &Value, framing: &str, floor: bool) {
+    let ctx = shown(run);
+    assert_eq!(report["schema"], "mcp-conformance/bench/v1", "{ctx}");
+    assert_eq!(report["framing"], framing, "{ctx}");
+    assert_eq!(report["floor"], floor, "{ctx}");
+    assert_eq!(report["calls"], 500, "{ctx}");
+    assert_eq!(report["runs"], 1, "{ctx}");
+    assert_eq!(report["eofAllAnswered"], true, "{ctx}");
+    assert_eq!(median(&report["eofAnswered"]), 1000.0, "{ctx}");
+    let results = report["results"].as_array().unwrap();
+    let cells: Vec<(u64, u64)> = results
+        .iter()
+        .map(|r| {
+            (
+                r["payload"].as_u64().unwrap(),
+                r["window"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(cells, [(64, 1), (64, 8), (1024, 1), (1024, 8)], "{ctx}");
+    for r in results {
+        let rate = median(&r["callsPerSec"]);
+        assert!(rate > 50.0 && rate < 1e8, "calls/s {rate}: {ctx}");
+        if r["window"] == 1 {
+            let (p50, p99) = (median(&r["p50Us"]), median(&r["p99Us"]));
+            assert!(p50 > 0.0 && p50 <= p99 && p99 < 1e6, "{ctx}");
+            assert!(median(&r["meanUs"]) > 0.0, "{ctx}");
+        } else {
+            assert!(r.get("p50Us").is_none(), "{ctx}");
+        }
+    }
+    let start = median(&report["startMs"]);
+    assert!(start > 0.0 && start < 5000.0, "{ctx}");
+    let rss = median(&report["peakRssKiB"]);
+    assert!(rss > 100.0 && rss < 4.0e6, "{ctx}");
+    let cpu = median(&report["cpuMsPerCall"]);
+    assert!((0.0..10.0).contains(&cpu), "{ctx}");
+    assert!(median(&report["driverCpuMsPerCall"]) > 0.0, "{ctx}");
+    let exit = median(&report["eofExitMs"]);
+    assert!((0.0..5000.0).contains(&exit), "{ctx}");
+}
+
+#[test]
+fn benches_the_bundled_server_in_both_framings() {
+    echo_server();
+    let (run, report) = bench(&[]);
+    assert_sane(&run, &report, "ndjson", false);
+    assert!(
+        report["command"]
+            .as_str()
+            .unwrap()
+            .contains("mcp-echo-server"),
+        "{}",
+        shown(&run)
+    );
+    let (run, report) = bench(&["--framing", "content-length"]);
+    assert_sane(&run, &report, "content-length", false);
+}
+
+#[test]
+fn benches_the_floor_in_both_framings() {
+    let (run, report) = bench(&["--floor"]);
+    assert_sane(&run, &report, "ndjson", true);
+    assert_eq!(report["command"], "(floor)");
+    let (run, report) = bench(&["--floor", "--framing", "content-length"]);
+    assert_sane(&run, &report, "content-length", true);
+}
+
+#[test]
+fn text_report_and_explicit_command() {
+    let server = echo_server().display().to_string();
+    let run = run(&[
+        "bench", "--calls", "200", "--runs", "2", "--window", "1,4", "--", &server,
+    ]);
+    assert_eq!(run.code, 0, "{}", shown(&run));
+    for needle in [
+        "calls/s",
+        "p50 µs",
+        "start to initialize reply",
+        "peak RSS",
+        "requests written before EOF answered: all",
+    ] {
+        assert!(run.stdout.contains(needle), "{needle}: {}", shown(&run));
+    }
+}
+
+/// A server answering every call with `"text"` changed by `python` (a lambda of id and text)
+/// and the id changed by `id_expr`.
+fn lying_server(id_expr: &str, text_expr: &str) -> Vec<String> {
+    let script = format!(
+        r#"
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    i = m["id"]
+    if m["method"] == "initialize":
+        r = {{"protocolVersion": "2025-11-25", "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "liar", "version": "0"}}}}
+    else:
+        t = m["params"]["arguments"]["text"]
+        r = {{"content": [{{"type": "text", "text": {text_expr}}}]}}
+        i = {id_expr}
+    sys.stdout.write(json.dumps({{"jsonrpc": "2.0", "id": i, "result": r}}) + "\n")
+    sys.stdout.flush()
+"#
+    );
+    vec!["python3".into(), "-S".into(), "-c".into(), script]
+}
+
+fn bench_fails(target: &[String], extra: &[&str], needle: &str) {
+    let mut args: Vec<String> = [
+        "bench",
+        "--calls",
+        "50",
+        "--runs",
+        "1",
+        "--window",
+        "1,4",
+        "--timeout",
+        "3",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push("--".into());
+    args.extend(target.iter().cloned());
+    let run = run(&args);
+    assert_eq!(run.code, 1, "{}", shown(&run));
+    assert!(
+        run.stderr.contains("FAILED") && run.stderr.contains(needle),
+        "expected {needle:?} in stderr: {}",
+        shown(&run)
+    );
+}
+
+#[test]
+fn a_wrong_id_fails_the_run() {
+    bench_fails(
+        &lying_server("i + 1 if i > 3 else i", "t"),
+        &[],
+        "id mismatch: the reply with id 5 carries the text sent with id 4",
+    );
+}
+
+#[test]
+fn a_wrong_text_fails_the_run() {
+    bench_fails(
+        &lying_server("i", "t[:-1] if i == 7 else t"),
+        &[],
+        "echo mismatch: the reply to id 7",
+    );
+}
+
+#[test]
+fn requests_dropped_at_eof_fail_the_run() {
+    let fixture = Fixture::bug("drop-pending-at-eof").command();
+    let mut all: Vec<String> = [
+        "bench",
+        "--calls",
+        "20",
+        "--runs",
+        "1",
+        "--window",
+        "1",
+        "--timeout",
+        "3",
+        "--format",
+        "json",
+        "--",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    all.extend(fixture);
+    let run = run(&all);
+    assert_eq!(run.code, 1, "{}", shown(&run));
+    assert!(
+        run.stderr
+            .contains("requests written right before stdin closed were not answered"),
+        "{}",
+        shown(&run)
+    );
+    assert_eq!(run.json()["eofAllAnswered"], false, "{}", shown(&run));
+}
+
+#[test]
+fn the_old_usage_still_runs_the_suite() {
+    let list = run(&["--list"]);
+    assert_eq!(list.code, 0, "{}", shown(&list));
+    assert!(list.stdout.contains("lifecycle"), "{}", shown(&list));
+    let both = run(&["bench", "--floor", "--", "true"]);
+    assert_eq!(both.code, 2, "{}", shown(&both));
+}
