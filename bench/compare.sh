@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Peer comparison: ours (both framings), rmcp stdio() and stdio_pipes(), the TypeScript SDK,
+# the Python SDK and the floor (mcp-conformance bench --floor), run INTERLEAVED
+# (A B C … A B C …) for R rounds, each invocation one fresh run (--runs 1 --format json) with
+# payloads 64 and 16384 B and windows 1 and 64. Raw JSON goes to bench/results/<stamp>/;
+# bench/summarize.py takes medians across rounds and writes its section of BENCHMARKS.md
+# (between marker comments; the rest of the file, e.g. notes on optimisations, is kept).
+#
+#   bench/compare.sh [--rounds R] [--calls N] [--py-calls N] [--timeout SECS] [--out FILE] [--bench PATH]
+#
+# Defaults: 3 rounds, 50000 calls; the Python SDK gets N/10 calls (it is ~100x slower, and the
+# full count would take most of the time budget). Run bench/setup.sh first.
+# A nonzero exit of one invocation (the Python SDK drops requests pending at EOF, so bench
+# exits 1 for it) is recorded and the comparison goes on.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+interop="$root/interop"
+
+rounds=3
+calls=50000
+py_calls=""
+out="$root/BENCHMARKS.md"
+bench="$root/target/release/mcp-conformance"
+timeout_s=120
+orig_args=("$@")
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds=$2; shift 2 ;;
+    --calls) calls=$2; shift 2 ;;
+    --py-calls) py_calls=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --bench) bench=$2; shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$py_calls" ] || py_calls=$(( calls / 10 > 0 ? calls / 10 : 1 ))
+
+ours="$root/target/release/mcp-echo-server"
+rmcp="$interop/servers/rmcp-echo/target/release/rmcp-echo"
+node="$interop/node_modules/.bin/node"
+py="$interop/.venv/bin/python"
+for f in "$bench" "$ours" "$rmcp" "$node" "$py"; do
+  [ -x "$f" ] || { echo "compare.sh: $f missing; run bench/setup.sh" >&2; exit 2; }
+done
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+dir="$here/results/$stamp"
+mkdir -p "$dir"
+common=(--runs 1 --format json --payload 64,16384 --window 1,64 --timeout "$timeout_s")
+
+# name | calls | bench args (before and after --), one server per line, in run order.
+servers=(ours-ndjson ours-content-length rmcp-stdio rmcp-pipes ts-sdk python-sdk floor)
+args_for() {
+  case "$1" in
+    ours-ndjson)         echo "--framing ndjson --calls $calls -- $ours" ;;
+    ours-content-length) echo "--framing content-length --calls $calls -- $ours" ;;
+    rmcp-stdio)          echo "--framing ndjson --calls $calls -- $rmcp --transport stdio" ;;
+    rmcp-pipes)          echo "--framing ndjson --calls $calls -- $rmcp --transport pipes" ;;
+    ts-sdk)              echo "--framing ndjson --calls $calls -- $node $here/servers/ts_echo_server.mjs" ;;
+    python-sdk)          echo "--framing ndjson --calls $py_calls -- $py $interop/servers/py_echo_server.py" ;;
+    floor)               echo "--floor --calls $calls" ;;
+  esac
+}
+
+# The manifest: one JSON line per invocation (server, round, exit code, files, command).
+manifest="$dir/manifest.jsonl"
+: > "$manifest"
+json_str() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+
+start=$(date +%s)
+cut -d" " -f1-3 /proc/loadavg > "$dir/loadavg-start" 2>/dev/null || true
+for r in $(seq 1 "$rounds"); do
+  for s in "${servers[@]}"; do
+    # shellcheck disable=SC2206  # the paths here have no spaces
+    a=($(args_for "$s"))
+    cmd=("$bench" bench "${common[@]}" "${a[@]}")
+    base="$dir/r$r-$s"
+    t0=$(date +%s.%N)
+    "${cmd[@]}" > "$base.json" 2> "$base.err" < /dev/null
+    rc=$?
+    t1=$(date +%s.%N)
+    secs=$(python3 -c "print(round($t1 - $t0, 1))")
+    printf 'round %s/%s  %-20s exit %s  %6ss\n' "$r" "$rounds" "$s" "$rc" "$secs"
+    if [ "$rc" -ne 0 ]; then sed 's/^/    stderr: /' "$base.err" | tail -3; fi
+    printf '{"server":"%s","round":%s,"exit":%s,"seconds":%s,"json":"%s","stderr":"%s","command":%s}\n' \
+      "$s" "$r" "$rc" "$secs" "$(basename "$base.json")" "$(basename "$base.err")" \
+      "$(json_str "${cmd[*]}")" >> "$manifest"
+  done
+done
+cut -d" " -f1-3 /proc/loadavg > "$dir/loadavg-end" 2>/dev/null || true
+echo "total $(( $(date +%s) - start ))s; raw results in ${dir#"$root"/}"
+
+invocation="bench/compare.sh${orig_args[*]:+ ${orig_args[*]}}"
+python3 "$here/summarize.py" --results "$dir" --out "$out" --invocation "$invocation" \
+  --rounds "$rounds" --calls "$calls" --py-calls "$py_calls" --root "$root"
