@@ -82,14 +82,18 @@ pub struct Session {
     state: State,
     tools: Arc<ToolRegistry>,
     info: ServerInfo,
+    /// `info` as modern result `_meta` carries it: built once, not per request.
+    modern_info: Value,
 }
 
 impl Session {
     pub fn new(tools: Arc<ToolRegistry>, info: ServerInfo) -> Self {
+        let modern_info = crate::modern::server_info(&info);
         Session {
             state: State::AwaitingInit,
             tools,
             info,
+            modern_info,
         }
     }
 
@@ -161,23 +165,26 @@ impl Session {
     /// The modern era (2026-07-28): no handshake; results tagged `resultType: "complete"` with
     /// the server's identity in `_meta`, and cache hints on `server/discover` and `tools/list`.
     fn modern(&self, method: &str, params: Option<Value>) -> Result<Outcome, ServerError> {
-        let info = crate::modern::server_info(&self.info);
+        let info = &self.modern_info;
         let latest = ProtocolVersion::LATEST;
         match method {
             modern::DISCOVER => {
                 let result = crate::modern::discover(self.info.instructions.as_deref());
-                Ok(Outcome::Done(crate::modern::complete(result, &info, true)))
+                Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_LIST => {
                 let result = self.list_tools(method, params, latest)?;
-                Ok(Outcome::Done(crate::modern::complete(result, &info, true)))
+                Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_CALL => Ok(match self.call_tool(method, params, latest)? {
-                Outcome::Done(v) => Outcome::Done(crate::modern::complete(v, &info, false)),
-                Outcome::Running(work) => Outcome::Running(
-                    work.map(move |v| crate::modern::complete(v, &info, false))
-                        .boxed(),
-                ),
+                Outcome::Done(v) => Outcome::Done(crate::modern::complete(v, info, false)),
+                Outcome::Running(work) => {
+                    let info = info.clone();
+                    Outcome::Running(
+                        work.map(move |v| crate::modern::complete(v, &info, false))
+                            .boxed(),
+                    )
+                }
             }),
             methods::PING | "logging/setLevel" => {
                 Err(ServerError::RemovedInModern(method.to_owned()))
