@@ -317,6 +317,34 @@ impl CallToolResult {
         }
         self
     }
+
+    /// The same JSON `serde_json::to_value` gives, but text moved, not copied: an echoed
+    /// 16 KiB text was copied once more for every result.
+    pub fn into_value(self) -> Value {
+        let content = self
+            .content
+            .into_iter()
+            .map(|block| match block {
+                ContentBlock::Text { text } => {
+                    let mut m = Map::new();
+                    m.insert("type".to_owned(), Value::from("text"));
+                    m.insert("text".to_owned(), Value::String(text));
+                    Value::Object(m)
+                }
+                // Not on a hot path: serialising cannot fail for these types.
+                other => serde_json::to_value(other).unwrap_or(Value::Null),
+            })
+            .collect();
+        let mut m = Map::new();
+        m.insert("content".to_owned(), Value::Array(content));
+        if let Some(structured) = self.structured_content {
+            m.insert("structuredContent".to_owned(), structured);
+        }
+        if let Some(is_error) = self.is_error {
+            m.insert("isError".to_owned(), Value::Bool(is_error));
+        }
+        Value::Object(m)
+    }
 }
 
 /// `notifications/cancelled` params.
@@ -326,4 +354,36 @@ pub struct CancelledParams {
     pub request_id: RequestId,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn call_tool_result_into_value_is_what_serde_writes() {
+        let results = [
+            CallToolResult::text("hi"),
+            CallToolResult::error("bad"),
+            CallToolResult {
+                content: vec![
+                    ContentBlock::text("a"),
+                    ContentBlock::Image {
+                        data: "AA==".into(),
+                        mime_type: "image/png".into(),
+                    },
+                    ContentBlock::ResourceLink {
+                        uri: "file:///x".into(),
+                        name: "x".into(),
+                    },
+                ],
+                structured_content: Some(json!({"text": "a"})),
+                is_error: Some(false),
+            },
+        ];
+        for r in results {
+            assert_eq!(r.clone().into_value(), serde_json::to_value(&r).unwrap());
+        }
+    }
 }

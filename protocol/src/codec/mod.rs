@@ -17,6 +17,7 @@
 mod detect;
 mod lsp;
 mod ndjson;
+mod write;
 
 use std::io;
 use std::str::FromStr;
@@ -243,7 +244,24 @@ impl Encoder<Outgoing> for StdioCodec {
     type Error = io::Error;
 
     fn encode(&mut self, item: Outgoing, dst: &mut BytesMut) -> io::Result<()> {
-        self.encode_value(&item, dst)
+        // Written straight into `dst` by the fast writer (same bytes as `encode_value`).
+        match self.framing().unwrap_or(Framing::Ndjson) {
+            Framing::Ndjson => {
+                write::outgoing(dst, &item);
+                dst.put_u8(b'\n');
+            }
+            Framing::ContentLength => {
+                // The body goes first, then its header is appended and rotated in front of
+                // it: one move of the body instead of a temporary buffer.
+                let start = dst.len();
+                write::outgoing(dst, &item);
+                let body = dst.len() - start;
+                let header = format!("Content-Length: {body}\r\n\r\n");
+                dst.put_slice(header.as_bytes());
+                dst[start..].rotate_right(header.len());
+            }
+        }
+        Ok(())
     }
 }
 

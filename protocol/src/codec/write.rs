@@ -1,0 +1,264 @@
+//! The encoder's JSON writer: the same bytes `serde_json::to_writer` produces for a
+//! [`Message`], written faster.
+//!
+//! Why: serde_json escapes strings one byte at a time (about 18 instructions per byte under
+//! callgrind), which made escaping an echoed 16 KiB text 60 % of the server's work. This
+//! writer scans eight bytes at a time for the only bytes JSON must escape (RFC 8259 §7:
+//! `"`, `\` and U+0000..U+001F) and copies the runs between them. Everything but strings and
+//! the fixed member names still goes through serde_json, so numbers and ids are written
+//! exactly as before; tests compare the output with serde_json's byte for byte.
+
+use bytes::{BufMut, BytesMut};
+use serde_json::Value;
+
+use crate::message::{Message, Outgoing};
+
+/// Appends `outgoing` as compact JSON (no newline, no framing).
+pub(crate) fn outgoing(out: &mut BytesMut, outgoing: &Outgoing) {
+    match outgoing {
+        Outgoing::Single(m) => message(out, m),
+        Outgoing::Batch(ms) => {
+            out.put_u8(b'[');
+            for (i, m) in ms.iter().enumerate() {
+                if i > 0 {
+                    out.put_u8(b',');
+                }
+                message(out, m);
+            }
+            out.put_u8(b']');
+        }
+    }
+}
+
+/// Appends one message, members in the order `impl Serialize for Message` writes them.
+pub(crate) fn message(out: &mut BytesMut, message: &Message) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0""#);
+    match message {
+        Message::Request(r) => {
+            out.extend_from_slice(br#","id":"#);
+            serde(out, &r.id);
+            out.extend_from_slice(br#","method":"#);
+            string(out, &r.method);
+            if let Some(p) = &r.params {
+                out.extend_from_slice(br#","params":"#);
+                value(out, p);
+            }
+        }
+        Message::Notification(n) => {
+            out.extend_from_slice(br#","method":"#);
+            string(out, &n.method);
+            if let Some(p) = &n.params {
+                out.extend_from_slice(br#","params":"#);
+                value(out, p);
+            }
+        }
+        Message::Response(r) => {
+            out.extend_from_slice(br#","id":"#);
+            serde(out, &r.id);
+            match &r.outcome {
+                Ok(result) => {
+                    out.extend_from_slice(br#","result":"#);
+                    value(out, result);
+                }
+                Err(error) => {
+                    out.extend_from_slice(br#","error":"#);
+                    serde(out, error);
+                }
+            }
+        }
+    }
+    out.put_u8(b'}');
+}
+
+/// Appends any JSON value; object members in the map's order, as serde_json does.
+pub(crate) fn value(out: &mut BytesMut, v: &Value) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => serde(out, n),
+        Value::String(s) => string(out, s),
+        Value::Array(items) => {
+            out.put_u8(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.put_u8(b',');
+                }
+                value(out, item);
+            }
+            out.put_u8(b']');
+        }
+        Value::Object(map) => {
+            out.put_u8(b'{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.put_u8(b',');
+                }
+                string(out, k);
+                out.put_u8(b':');
+                value(out, item);
+            }
+            out.put_u8(b'}');
+        }
+    }
+}
+
+/// Small values (ids, numbers, error objects) that serde_json writes as they always were.
+fn serde<T: serde::Serialize + ?Sized>(out: &mut BytesMut, v: &T) {
+    // Writing these into a Vec cannot fail: they have no fallible serializers and no maps
+    // with non-string keys.
+    let _ = serde_json::to_writer((&mut *out).writer(), v);
+}
+
+/// Appends `s` as a JSON string, escaped exactly as serde_json escapes it: `\"`, `\\`, the
+/// short escapes `\b \f \n \r \t`, and `\u00xx` (lower-case hex) for other control bytes.
+pub(crate) fn string(out: &mut BytesMut, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.put_u8(b'"');
+    let mut run = 0;
+    let mut at = 0;
+    while let Some(i) = next_escape(bytes, at) {
+        out.extend_from_slice(&bytes[run..i]);
+        let b = bytes[i];
+        match b {
+            b'"' => out.extend_from_slice(br#"\""#),
+            b'\\' => out.extend_from_slice(br"\\"),
+            0x08 => out.extend_from_slice(br"\b"),
+            0x0c => out.extend_from_slice(br"\f"),
+            b'\n' => out.extend_from_slice(br"\n"),
+            b'\r' => out.extend_from_slice(br"\r"),
+            b'\t' => out.extend_from_slice(br"\t"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(br"\u00");
+                out.put_u8(HEX[usize::from(b >> 4)]);
+                out.put_u8(HEX[usize::from(b & 0xf)]);
+            }
+        }
+        run = i + 1;
+        at = i + 1;
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.put_u8(b'"');
+}
+
+/// The index of the first byte at or after `from` that JSON must escape.
+fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
+    let rest = bytes.get(from..)?;
+    // Sixteen bytes per step; a step with a hit is searched byte by byte below.
+    let mut skipped = 0;
+    for chunk in rest.chunks_exact(16) {
+        let (a, b) = chunk.split_at(8);
+        if (escape_mask(word(a)) | escape_mask(word(b))) != 0 {
+            break;
+        }
+        skipped += 16;
+    }
+    rest[skipped..]
+        .iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .map(|p| from + skipped + p)
+}
+
+fn word(bytes: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(bytes);
+    u64::from_ne_bytes(w)
+}
+
+/// Nonzero if any byte of `w` is below 0x20, `"` or `\\`: "has a byte less than n" and "has a
+/// zero byte" from Hacker's Delight 6-1, exact for "any" (false hits only in the bytes after a
+/// true one, which the byte search then skips).
+fn escape_mask(w: u64) -> u64 {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let backslash = w ^ (ONES * u64::from(b'\\'));
+    let control = w.wrapping_sub(ONES * 0x20);
+    (control | quote.wrapping_sub(ONES) & !quote | backslash.wrapping_sub(ONES) & !backslash)
+        & !w
+        & HIGHS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Notification, Request, RequestId, Response};
+    use crate::{ErrorCode, ErrorObject};
+    use serde_json::json;
+
+    fn same_as_serde(v: &Value) {
+        let mut ours = BytesMut::new();
+        value(&mut ours, v);
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&serde_json::to_vec(v).unwrap())
+        );
+    }
+
+    #[test]
+    fn every_ascii_and_some_unicode_escape_like_serde_json() {
+        for b in 0u8..=0x7f {
+            for len in [1, 7, 8, 9, 15, 16, 17, 31, 32, 33] {
+                for pos in 0..len {
+                    let mut s = "a".repeat(len);
+                    s.replace_range(pos..=pos, &char::from(b).to_string());
+                    same_as_serde(&Value::String(s));
+                }
+            }
+        }
+        same_as_serde(&json!("你好 🌍 \u{7f} \u{80} \u{2028} \u{fffd} é\"\\\n"));
+        same_as_serde(&Value::String(format!(
+            "{}\"{}\n\u{1}{}",
+            "é".repeat(20),
+            "ü".repeat(9),
+            "x".repeat(40)
+        )));
+        same_as_serde(&json!(""));
+    }
+
+    #[test]
+    fn values_and_messages_match_serde_json_byte_for_byte() {
+        let v = json!({
+            "z": [1, -2, 3.5, 1e300, u64::MAX, i64::MIN, null, true, false, [], {}],
+            "a": {"nested \"key\"": "line\nbreak", "": "tab\there"},
+            "text": "x".repeat(100),
+        });
+        same_as_serde(&v);
+        let messages = [
+            Message::Request(Request {
+                id: RequestId::from("id \"1\""),
+                method: "tools/call".into(),
+                params: Some(v.clone()),
+            }),
+            Message::Request(Request {
+                id: RequestId::from(u64::MAX),
+                method: "ping".into(),
+                params: None,
+            }),
+            Message::Notification(Notification {
+                method: "notifications/initialized".into(),
+                params: None,
+            }),
+            Message::Notification(Notification {
+                method: "n".into(),
+                params: Some(json!([1, 2])),
+            }),
+            Message::Response(Response::success(RequestId::from(-7i64), v)),
+            Message::Response(Response::error(
+                None,
+                ErrorObject::new(ErrorCode::PARSE_ERROR, "Parse error: \"x\""),
+            )),
+        ];
+        for m in &messages {
+            let mut ours = BytesMut::new();
+            message(&mut ours, m);
+            assert_eq!(ours, serde_json::to_vec(m).unwrap(), "{m:?}");
+        }
+        let batch = Outgoing::Batch(messages.to_vec());
+        let mut ours = BytesMut::new();
+        outgoing(&mut ours, &batch);
+        assert_eq!(ours, serde_json::to_vec(&batch).unwrap());
+    }
+}
