@@ -1,25 +1,28 @@
-//! The I/O loop: one reader, one writer, and tasks only for tool calls that are still running.
+//! The I/O loop: one task reads, dispatches and writes; tasks exist only for tool calls that
+//! are still running.
 //!
-//! Messages are handled in arrival order on the reader; a reply that is ready at once is
-//! queued immediately, so the common case spawns nothing. One writer task owns the output: it
-//! takes every reply already queued, encodes them into one buffer, and flushes before it waits
-//! again (one `write` for a burst). The queue is bounded, so a client that stops reading
-//! replies stops the server reading requests instead of growing its memory.
+//! Messages are handled in arrival order. A reply that is ready at once is encoded straight
+//! into the output buffer, so the common case spawns nothing and hands nothing to another
+//! task. Every frame that is already readable is handled before the buffer is written, so a
+//! burst of requests costs one `write`. Output is written before more input is read, and
+//! replies of running tool calls come through a bounded queue: a client that stops reading
+//! its replies stops the server reading requests instead of growing its memory.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::{FutureExt, SinkExt, StreamExt};
+use bytes::BytesMut;
+use futures::{FutureExt, StreamExt};
 use mcp_protocol::mcp::methods;
 use mcp_protocol::{
     FrameError, Incoming, InvalidMessage, Message, Outgoing, RequestId, Response, StdioCodec,
 };
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
-use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::codec::{Encoder, FramedRead};
 
 use crate::config::Config;
 use crate::error::ServerError;
@@ -43,11 +46,9 @@ pub enum Exit {
 
 type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
 
-/// Replies handed to the writer together (those of one burst of input, or one tool call's).
-type Replies = Vec<Outgoing>;
-
-/// At most this many replies wait in one batch before they go to the writer.
-const REPLY_BATCH: usize = 64;
+/// Output waiting to be written; past this a burst of input stops to write it (a pipe holds
+/// 64 KiB), which bounds the buffer to this plus one reply.
+const WRITE_AT: usize = 64 * 1024;
 
 /// Serves one MCP connection over `input`/`output` until input ends, `shutdown` completes, or
 /// the output is closed. Returns `Err` only if writing fails for a reason other than a closed
@@ -61,83 +62,101 @@ pub async fn serve<R, W, S>(
 ) -> io::Result<Exit>
 where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
     S: Future<Output = ()>,
 {
     let codec = StdioCodec::new(config.framing)
         .with_max_message_bytes(config.max_message_bytes)
         .with_max_header_bytes(config.max_header_bytes);
     let mut reader = FramedRead::with_capacity(input, codec.clone(), 64 * 1024);
-    let mut sink = FramedWrite::new(output, codec);
-    sink.set_backpressure_boundary(256 * 1024);
-    // The queue holds batches of up to REPLY_BATCH replies: size it so that at most
-    // `outgoing_queue` replies wait, whatever the batch sizes.
-    let (tx, rx) = mpsc::channel::<Replies>((config.outgoing_queue / REPLY_BATCH).max(1));
-    let writer = tokio::spawn(write_loop(sink, rx));
-
+    let mut out = Output {
+        io: output,
+        codec,
+        buf: BytesMut::with_capacity(2 * WRITE_AT),
+    };
+    // Replies of tool calls that ran in their own task.
+    let (tx, mut rx) = mpsc::channel::<Outgoing>(config.outgoing_queue.max(1));
     let mut conn = Connection {
         session: Session::new(tools, ServerInfo::default()),
         in_flight: InFlight::default(),
         tx,
     };
-    // Created once, not per message: the writer is gone (the peer closed our output), so stop
-    // now rather than at the next read.
     tokio::pin!(shutdown);
-    let watcher = conn.tx.clone();
-    let exit = {
-        let output_closed = watcher.closed();
-        tokio::pin!(output_closed);
-        loop {
-            let mut item = tokio::select! {
-                biased;
-                () = &mut shutdown => break Exit::Shutdown,
-                () = &mut output_closed => break Exit::OutputClosed,
-                item = reader.next() => item,
-            };
-            // Handle every frame that is already readable before waiting again, and hand their
-            // replies to the writer as one batch: one wake-up and one write for a burst.
-            let mut replies = Vec::new();
-            let end = loop {
-                match item {
-                    None => break Some(Exit::InputClosed),
-                    Some(Err(e)) => break Some(Exit::ReadFailed(e)),
-                    Some(Ok(frame)) => replies.extend(conn.frame(frame)),
+    let exit = loop {
+        let end = tokio::select! {
+            biased;
+            () = &mut shutdown => break Exit::Shutdown,
+            Some(reply) = rx.recv() => {
+                out.encode(reply)?;
+                while out.buf.len() < WRITE_AT {
+                    match rx.try_recv() {
+                        Ok(reply) => out.encode(reply)?,
+                        Err(_) => break,
+                    }
                 }
-                if replies.len() >= REPLY_BATCH {
-                    break None;
-                }
-                match reader.next().now_or_never() {
-                    Some(next) => item = next,
-                    None => break None,
-                }
-            };
-            if !replies.is_empty() {
-                let sent = tokio::select! {
-                    biased;
-                    () = &mut shutdown => break Exit::Shutdown,
-                    sent = conn.tx.send(replies) => sent,
-                };
-                if sent.is_err() {
-                    break Exit::OutputClosed;
+                None
+            }
+            mut item = reader.next() => {
+                // Handle every frame that is already readable before writing: one wake-up
+                // and one write for a burst.
+                loop {
+                    match item {
+                        None => break Some(Exit::InputClosed),
+                        Some(Err(e)) => break Some(Exit::ReadFailed(e)),
+                        Some(Ok(frame)) => {
+                            if let Some(reply) = conn.frame(frame) {
+                                out.encode(reply)?;
+                            }
+                        }
+                    }
+                    if out.buf.len() >= WRITE_AT {
+                        break None;
+                    }
+                    match reader.next().now_or_never() {
+                        Some(next) => item = next,
+                        None => break None,
+                    }
                 }
             }
-            if let Some(exit) = end {
-                break exit;
-            }
+        };
+        // Write before reading on, and let a signal interrupt a write the peer never drains.
+        let written = tokio::select! {
+            biased;
+            () = &mut shutdown => break Exit::Shutdown,
+            written = out.write_all() => written,
+        };
+        match written {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => break Exit::OutputClosed,
+            Err(e) => return Err(e),
+        }
+        if let Some(exit) = end {
+            break exit;
         }
     };
-    drop(watcher);
     match &exit {
         Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
         other => tracing::debug!(?other, "input loop ended"),
     }
+    if matches!(exit, Exit::OutputClosed) {
+        tracing::debug!("output closed by the peer; exiting");
+        return Ok(exit);
+    }
 
-    // The writer ends once every sender is gone: ours now, and each running tool's when it
-    // finishes. Waiting for it is waiting for "everything read is answered and flushed".
+    // Answer and flush everything read: what is buffered, then each running tool's reply. The
+    // queue ends once every sender is gone: ours now, and each tool's task when it finishes.
     let Connection { in_flight, tx, .. } = conn;
     drop(tx);
-    let drained = tokio::time::timeout(config.shutdown_grace, writer).await;
-    let written = match drained {
+    let drain = async {
+        loop {
+            out.write_all().await?;
+            match rx.recv().await {
+                Some(reply) => out.encode(reply)?,
+                None => return Ok::<(), io::Error>(()),
+            }
+        }
+    };
+    match tokio::time::timeout(config.shutdown_grace, drain).await {
         Err(_elapsed) => {
             let running = lock(&in_flight).drain().map(|(_, h)| h.abort()).count();
             tracing::warn!(
@@ -145,18 +164,43 @@ where
                 grace = ?config.shutdown_grace,
                 "gave up waiting for replies to be answered and flushed"
             );
-            return Ok(Exit::DrainTimedOut);
+            Ok(Exit::DrainTimedOut)
         }
-        Ok(Err(join_error)) => return Err(io::Error::other(join_error)),
-        Ok(Ok(written)) => written,
-    };
-    match written {
-        Ok(()) => Ok(exit),
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+        Ok(Ok(())) => Ok(exit),
+        Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
             tracing::debug!("output closed by the peer; exiting");
             Ok(Exit::OutputClosed)
         }
-        Err(e) => Err(e),
+        Ok(Err(e)) => Err(e),
+    }
+}
+
+/// The output side: replies are encoded into `buf` as they are made and written in bursts.
+struct Output<W> {
+    io: W,
+    codec: StdioCodec,
+    buf: BytesMut,
+}
+
+impl<W: AsyncWrite + Unpin> Output<W> {
+    fn encode(&mut self, reply: Outgoing) -> io::Result<()> {
+        self.codec.encode(reply, &mut self.buf)
+    }
+
+    /// Writes the whole buffer and flushes. Cancel-safe: what was written is gone from `buf`,
+    /// the rest stays for the next call.
+    async fn write_all(&mut self) -> io::Result<()> {
+        while !self.buf.is_empty() {
+            if self.io.write_buf(&mut self.buf).await? == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+        }
+        self.io.flush().await?;
+        // Empty now: taking the space back moves nothing, while a reserve in the middle of
+        // the next burst would move that burst's replies to the front.
+        self.buf.reserve(2 * WRITE_AT);
+        tracing::trace!("flushed replies");
+        Ok(())
     }
 }
 
@@ -164,7 +208,7 @@ where
 struct Connection {
     session: Session,
     in_flight: InFlight,
-    tx: mpsc::Sender<Replies>,
+    tx: mpsc::Sender<Outgoing>,
 }
 
 impl Connection {
@@ -218,7 +262,7 @@ impl Connection {
                     let response = work.await;
                     // Absent means cancelled: then no reply is sent.
                     if lock(&in_flight).remove(&key).is_some() {
-                        let _ = tx.send(vec![response.into()]).await;
+                        let _ = tx.send(response.into()).await;
                     }
                 });
                 running.insert(id, task.abort_handle());
@@ -270,7 +314,7 @@ impl Connection {
         let tx = self.tx.clone();
         tokio::spawn(async move {
             ready.extend(futures::future::join_all(pending).await);
-            let _ = tx.send(vec![batch_reply(ready)]).await;
+            let _ = tx.send(batch_reply(ready)).await;
         });
         None
     }
@@ -290,24 +334,4 @@ fn log_incoming(message: &Message) {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Owns the output: encodes every queued reply into one buffer and flushes once per burst.
-async fn write_loop<W: AsyncWrite + Unpin>(
-    mut sink: FramedWrite<W, StdioCodec>,
-    mut rx: mpsc::Receiver<Replies>,
-) -> io::Result<()> {
-    while let Some(first) = rx.recv().await {
-        for reply in first {
-            sink.feed(reply).await?;
-        }
-        while let Ok(next) = rx.try_recv() {
-            for reply in next {
-                sink.feed(reply).await?;
-            }
-        }
-        sink.flush().await?;
-        tracing::trace!("flushed replies");
-    }
-    Ok(())
 }

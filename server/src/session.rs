@@ -299,9 +299,9 @@ impl Session {
             .get(&params.name)
             .ok_or_else(|| ServerError::UnknownTool(params.name.clone()))?;
         Ok(match tool.call(params.arguments.unwrap_or_default()) {
-            ToolCall::Ready(result) => Outcome::Done(to_value(&result.for_version(version))),
+            ToolCall::Ready(result) => Outcome::Done(result.for_version(version).into_value()),
             ToolCall::Pending(fut) => Outcome::Running(
-                fut.map(move |result| to_value(&result.for_version(version)))
+                fut.map(move |result| result.for_version(version).into_value())
                     .boxed(),
             ),
         })
