@@ -47,6 +47,12 @@ struct Cli {
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     timeout: f64,
 
+    /// Seconds the server may take to answer its first initialize (at least --timeout); era
+    /// detection's server/discover probe gets as long, up to 10. Generous by default: a server
+    /// started through npx or uvx may download first.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    start_timeout: f64,
+
     /// Test the stdio servers of a Claude Desktop / Claude Code (.mcp.json) / Cursor config.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -282,6 +288,9 @@ async fn run(cli: Cli) -> u8 {
     if !(cli.timeout > 0.0 && cli.timeout.is_finite()) {
         return usage("--timeout must be a positive number of seconds");
     }
+    if !(cli.start_timeout > 0.0 && cli.start_timeout.is_finite()) {
+        return usage("--start-timeout must be a positive number of seconds");
+    }
 
     let targets: Vec<Target> = if let Some(config) = &cli.config {
         if !cli.command.is_empty() {
@@ -325,6 +334,7 @@ async fn run(cli: Cli) -> u8 {
             FramingArg::ContentLength => Framing::ContentLength,
         },
         wait: Duration::from_secs_f64(cli.timeout),
+        start_wait: Duration::from_secs_f64(cli.start_timeout),
         only: cli.only.clone(),
         skip: cli.skip.clone(),
         jobs: cli.jobs.max(1),

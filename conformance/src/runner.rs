@@ -22,6 +22,9 @@ pub struct RunConfig {
     pub framing: Framing,
     /// The bound of each single wait (a reply, an exit).
     pub wait: Duration,
+    /// The bound of the start-up `initialize` (at least `wait`); era detection's
+    /// `server/discover` probe gets this too, up to 10 s.
+    pub start_wait: Duration,
     pub profile: Profile,
     pub max_message_bytes: usize,
     pub only: Vec<String>,
@@ -37,6 +40,7 @@ impl Default for RunConfig {
         RunConfig {
             framing: Framing::Ndjson,
             wait: Duration::from_secs(5),
+            start_wait: Duration::from_secs(30),
             profile: Profile::Generic,
             max_message_bytes: 64 * 1024 * 1024,
             only: Vec::new(),
@@ -277,8 +281,8 @@ async fn start(ctx: &Ctx) -> Result<Result<serde_json::Value, String>, String> {
     {
         return Err(exited(&probe, "before reading anything").await);
     }
-    // Generous: an npx-launched server may need to download or compile first.
-    probe.wait = ctx.config.wait.max(Duration::from_secs(30));
+    // Generous by default: an npx-launched server may need to download or compile first.
+    probe.wait = ctx.config.wait.max(ctx.config.start_wait);
     match probe.response(&id).await {
         Ok(reply) => Ok(Ok(reply)),
         Err(_) if probe.wait_exit(Duration::from_millis(200)).await.is_some() => {
@@ -295,7 +299,7 @@ async fn exited(probe: &crate::probe::Probe, when: &str) -> String {
     let status = probe
         .conn()
         .exit_status()
-        .map(|s| format!(" ({s})"))
+        .map(|s| format!(" (it {})", crate::probe::describe_exit(s)))
         .unwrap_or_default();
     let stderr = probe.conn().stderr(Duration::from_millis(300)).await;
     let tail: Vec<&str> = stderr

@@ -294,8 +294,7 @@ async fn concurrent(ctx: &Ctx) -> Outcome {
     let mut counts: HashMap<i64, usize> = HashMap::new();
     let deadline = tokio::time::Instant::now() + p.wait;
     while counts.len() < 64 {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match p.next(left).await {
+        match p.next_until(deadline).await {
             Got::Json(v) if is_response(&v) => {
                 if let Some(id) = v.get("id").and_then(Value::as_i64) {
                     *counts.entry(id).or_default() += 1;
@@ -415,8 +414,7 @@ async fn batch_2025_03_26(ctx: &Ctx) -> Outcome {
     step!(p.send_raw(&frame).await, "to write");
     let deadline = tokio::time::Instant::now() + p.wait;
     loop {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match p.next(left).await {
+        match p.next_until(deadline).await {
             Got::Json(Value::Array(items)) => {
                 let mut ids: Vec<String> = items
                     .iter()
@@ -450,8 +448,7 @@ async fn batch_latest(ctx: &Ctx) -> Outcome {
     let mut seen = None;
     let deadline = tokio::time::Instant::now() + wait;
     while seen.is_none() {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match p.next(left).await {
+        match p.next_until(deadline).await {
             Got::Json(v) if is_response(&v) || v.is_array() => seen = Some(short(&v)),
             Got::Json(_) | Got::Garbage(_) => {}
             Got::Eof | Got::Timeout => break,

@@ -242,7 +242,11 @@ pub async fn probe_discover(ctx: &Ctx) -> Result<Value, String> {
     let mut p = ctx.spawn().await?;
     // A start-up probe in a cold process: as generous as the start-up initialize's wait, so a
     // slow-starting server (or a loaded machine) is not taken for a silent legacy one.
-    p.wait = p.wait.max(std::time::Duration::from_secs(10));
+    p.wait = p.wait.max(
+        ctx.config
+            .start_wait
+            .min(std::time::Duration::from_secs(10)),
+    );
     p.modern_request(modern::DISCOVER, None).await
 }
 

@@ -103,7 +103,9 @@
 //!   `ms` (number, since that process was spawned), `direction` (`"send"`: written to the
 //!   server's stdin; `"receive"`: a frame or invalid bytes read from its stdout; `"event"`:
 //!   something the harness did or saw, such as stdin closed, a signal or the exit) and `text`
-//!   (the frame body; very long frames are cut and say how long they were).
+//!   (the frame body; very long frames are cut and say how long they were). A process that
+//!   wrote a lot (a flood) keeps about its first 16 KiB and last 8 KiB of entries, with an
+//!   `"event"` entry `<N transcript entries left out>` between them.
 //! - `stderr` (array of strings): the server's stderr lines during the check (the last ones).
 
 use serde_json::{json, Value};
