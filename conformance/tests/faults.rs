@@ -1,0 +1,508 @@
+//! The harness against servers that fail below the protocol: one that never answers, one that
+//! floods stdout with garbage (lines, or bytes with no newline at all), one that announces a
+//! 2 GiB `Content-Length`, and one killed by SIGKILL mid-scenario. For each, the real
+//! `mcp-conformance` binary must finish within a wall-time bound computed from the timeouts it
+//! was given, exit with the right code, name the cause in the report, and keep its own memory
+//! bounded (peak RSS from `/usr/bin/time`, or sampled from `/proc/<pid>/status` without it).
+//!
+//! The fixture is `tests/fixtures/faulty_server.py` (`--mode sleep|flood-lines|flood-bytes|
+//! huge-length|sigkill`). Every run uses `--timeout 1 --start-timeout 2`; full-suite runs use
+//! `--jobs 4`. Each run is killed (and the test fails) after `RUN_LIMIT`.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{find, harness, Run, RUN_LIMIT};
+use serde_json::Value;
+
+/// `--timeout`: each single wait of a check, in seconds.
+const TIMEOUT: f64 = 1.0;
+/// `--start-timeout`: the start-up initialize and the era probe, in seconds.
+const START_TIMEOUT: f64 = 2.0;
+/// The harness's peak resident memory must stay under this, whatever the server does.
+const MEMORY_LIMIT_KIB: u64 = 200 * 1024;
+/// Added to the computed wall-time bound: process starts and report writing on a loaded
+/// machine. Small next to what a hang or the old fixed 30 s + 10 s start-up waits cost.
+const SLACK_SECS: f64 = 15.0;
+
+/// `python3 -S tests/fixtures/faulty_server.py ARGS`.
+fn faulty(args: &[&str]) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fixtures")
+        .join("faulty_server.py");
+    assert!(script.is_file(), "missing fixture {}", script.display());
+    let mut cmd = vec![
+        "python3".to_owned(),
+        "-S".to_owned(),
+        script.display().to_string(),
+    ];
+    cmd.extend(args.iter().map(|a| (*a).to_owned()));
+    cmd
+}
+
+/// A finished run and the harness's peak resident memory.
+struct Measured {
+    run: Run,
+    report: Value,
+    max_rss_kib: u64,
+    /// How `max_rss_kib` was measured.
+    how: &'static str,
+}
+
+impl Measured {
+    fn context(&self) -> String {
+        format!(
+            "{}\npeak RSS {} KiB ({})",
+            self.run.context(),
+            self.max_rss_kib,
+            self.how
+        )
+    }
+
+    /// The checks that ran (not skipped).
+    fn ran(&self) -> Vec<&Value> {
+        common::checks(&self.report, 0)
+            .iter()
+            .filter(|c| c["status"] != "SKIP")
+            .collect()
+    }
+
+    fn actual(&self, id: &str) -> String {
+        let check = find(&self.report, id);
+        check["actual"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{id} has no `actual`\n{}", self.context()))
+            .to_owned()
+    }
+}
+
+/// Runs the harness (`--format json --timeout 1 --start-timeout 2`, then `options`) against
+/// `target`, measuring its peak RSS; kills its process group after [`RUN_LIMIT`].
+fn run_measured(options: &[&str], target: &[String]) -> Measured {
+    let mut args: Vec<String> = [
+        "--format",
+        "json",
+        "--timeout",
+        &TIMEOUT.to_string(),
+        "--start-timeout",
+        &START_TIMEOUT.to_string(),
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    args.extend(options.iter().map(|s| (*s).to_owned()));
+    args.push("--".to_owned());
+    args.extend(target.iter().cloned());
+
+    let gnu_time = Path::new("/usr/bin/time");
+    let rss_file = std::env::temp_dir().join(format!(
+        "mcp-conformance-faults-{}-{}.rss",
+        std::process::id(),
+        unique()
+    ));
+    let mut cmd = if gnu_time.is_file() {
+        let mut c = Command::new(gnu_time);
+        c.arg("-f")
+            .arg("%M")
+            .arg("-o")
+            .arg(&rss_file)
+            .arg(harness());
+        c
+    } else {
+        Command::new(harness())
+    };
+    let started = Instant::now();
+    let mut child = cmd
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let stdout = drain(child.stdout.take().unwrap());
+    let stderr = drain(child.stderr.take().unwrap());
+    // Without /usr/bin/time: VmHWM only grows, so the last sample before the exit is (within
+    // one sampling period) the peak.
+    let mut sampled_hwm = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if !gnu_time.is_file() {
+            if let Some(kib) = proc_status_kib(pid, "VmHWM") {
+                sampled_hwm = sampled_hwm.max(kib);
+            }
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            let _ = child.wait();
+            panic!(
+                "`mcp-conformance {}` still ran after {RUN_LIMIT:?}: killed",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let elapsed = started.elapsed();
+    let collect = |rx: mpsc::Receiver<String>, what: &str| {
+        rx.recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("the harness's {what} stayed open after it exited"))
+    };
+    let run = Run {
+        code: status
+            .code()
+            .unwrap_or_else(|| panic!("mcp-conformance was killed by a signal: {status}")),
+        stdout: collect(stdout, "stdout"),
+        stderr: collect(stderr, "stderr"),
+        args,
+        elapsed,
+    };
+    let (max_rss_kib, how) = if gnu_time.is_file() {
+        let text = std::fs::read_to_string(&rss_file).unwrap();
+        let _ = std::fs::remove_file(&rss_file);
+        // GNU time puts "Command exited with non-zero status N" before the figure.
+        let kib = text
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no maxrss in /usr/bin/time's output {text:?}"));
+        (kib, "maximum resident set size, /usr/bin/time")
+    } else {
+        (
+            sampled_hwm,
+            "VmHWM sampled every 2 ms from /proc/<pid>/status",
+        )
+    };
+    let report = run.json();
+    eprintln!(
+        "faults: `{}` exited {} after {:.1?}, peak RSS {:.1} MiB ({how}), report {} bytes",
+        run.args.join(" "),
+        run.code,
+        run.elapsed,
+        max_rss_kib as f64 / 1024.0,
+        run.stdout.len()
+    );
+    Measured {
+        run,
+        report,
+        max_rss_kib,
+        how,
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = tx.send(String::from_utf8_lossy(&bytes).into_owned());
+    });
+    rx
+}
+
+/// A `kB` field of `/proc/<pid>/status`.
+fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let path = PathBuf::from(format!("/proc/{pid}/status"));
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// The run ended within its timeouts: at most both start-up waits, plus two `--timeout`s per
+/// check that ran spread over `jobs`, plus slack; no check hit the per-check bound (which
+/// would mean a wait that did not end at its deadline); memory stayed bounded.
+fn assert_bounded(m: &Measured, jobs: usize) {
+    let ran = m.ran().len();
+    let bound = 2.0 * START_TIMEOUT + 2.0 * TIMEOUT * ran as f64 / jobs as f64 + SLACK_SECS;
+    assert!(
+        m.run.elapsed.as_secs_f64() < bound,
+        "{ran} checks with --timeout {TIMEOUT} --start-timeout {START_TIMEOUT} --jobs {jobs} \
+         took {:.1?}, more than {bound:.1} s\n{}",
+        m.run.elapsed,
+        m.context()
+    );
+    for c in m.ran() {
+        assert!(
+            !c["actual"]
+                .as_str()
+                .unwrap_or("")
+                .contains("the check was stopped"),
+            "{} ran into the per-check bound: a wait did not end at its deadline\n{}",
+            c["id"],
+            m.context()
+        );
+    }
+    assert!(
+        m.max_rss_kib < MEMORY_LIMIT_KIB,
+        "the harness used {} KiB at its peak, more than {MEMORY_LIMIT_KIB} KiB\n{}",
+        m.max_rss_kib,
+        m.context()
+    );
+}
+
+/// Exit 1 (checks failed), the target started, and nothing passed that needs a reply.
+fn assert_failed_run(m: &Measured) {
+    assert_eq!(m.run.code, 1, "wrong exit code\n{}", m.context());
+    assert_eq!(m.report["failed"], true, "{}", m.context());
+    assert_eq!(
+        m.report["targets"][0]["startError"],
+        Value::Null,
+        "{}",
+        m.context()
+    );
+    assert_eq!(
+        find(&m.report, "lifecycle.initialize-result")["status"],
+        "FAIL",
+        "{}",
+        m.context()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// A server that never answers
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_server_that_sleeps_forever_fails_every_check_within_the_timeouts() {
+    let m = run_measured(&["--jobs", "4"], &faulty(&["--mode", "sleep"]));
+    assert_failed_run(&m);
+    assert_bounded(&m, 4);
+    assert_eq!(
+        m.report["targets"][0]["summary"]["pass"],
+        0,
+        "{}",
+        m.context()
+    );
+    let actual = m.actual("lifecycle.initialize-result");
+    assert_eq!(actual, "no response to id 1 within 1s", "{}", m.context());
+    // The era probe says why no era was found, with the start-up wait it used.
+    let detect = find(&m.report, "era.detect")["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        detect.contains("neither") && detect.contains("within 2s"),
+        "{detect}\n{}",
+        m.context()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Garbage on stdout, forever
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_server_flooding_garbage_lines_is_reported_as_garbage_in_bounded_memory() {
+    let m = run_measured(&["--jobs", "4"], &faulty(&["--mode", "flood-lines"]));
+    assert_failed_run(&m);
+    assert_bounded(&m, 4);
+    let actual = m.actual("lifecycle.initialize-result");
+    assert!(
+        actual.starts_with("no response to id 1 within 1s; meanwhile")
+            && actual.contains("not a JSON frame (garbage)")
+            && actual.contains("just garbage on stdout"),
+        "the message names the garbage and quotes it: {actual}\n{}",
+        m.context()
+    );
+    // Each process's transcript is cut, and says so; the report stays small.
+    let transcript = find(&m.report, "lifecycle.initialize-result")["transcript"]
+        .as_array()
+        .unwrap();
+    assert!(
+        transcript.len() < 2000
+            && transcript.iter().any(|e| e["direction"] == "event"
+                && e["text"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("transcript entries left out>")),
+        "{} transcript entries\n{}",
+        transcript.len(),
+        m.context()
+    );
+    assert!(
+        m.run.stdout.len() < 16 << 20,
+        "the JSON report is {} bytes",
+        m.run.stdout.len()
+    );
+}
+
+/// No newline ever: the harness's decoder buffers one frame's worth (its 64 MiB limit) per
+/// server process, then reports the frame as too large and discards the rest. So the bound is
+/// per process running at once: one job here (two jobs peaked at ~230 MiB).
+#[test]
+fn a_server_flooding_bytes_without_newlines_hits_the_frame_limit() {
+    let m = run_measured(
+        &["--jobs", "1", "--only", "lifecycle"],
+        &faulty(&["--mode", "flood-bytes"]),
+    );
+    assert_failed_run(&m);
+    assert_bounded(&m, 1);
+    let actual = m.actual("lifecycle.initialize-result");
+    assert!(
+        actual.contains("garbage") && actual.contains("exceeds the limit of 67108864 bytes"),
+        "{actual}\n{}",
+        m.context()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Content-Length: 2147483648
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_two_gib_content_length_is_reported_and_never_allocated() {
+    let m = run_measured(
+        &["--jobs", "4", "--framing", "content-length"],
+        &faulty(&["--mode", "huge-length"]),
+    );
+    assert_failed_run(&m);
+    assert_bounded(&m, 4);
+    let actual = m.actual("lifecycle.initialize-result");
+    assert!(
+        actual.contains("message of 2147483648 bytes exceeds the limit of 67108864 bytes"),
+        "{actual}\n{}",
+        m.context()
+    );
+}
+
+/// The header, then nothing more: the body never comes, the wait still ends.
+#[test]
+fn a_two_gib_content_length_then_silence_times_out() {
+    let m = run_measured(
+        &[
+            "--framing",
+            "content-length",
+            "--only",
+            "lifecycle.initialize-result",
+            "--only",
+            "lifecycle.ping",
+        ],
+        &faulty(&["--mode", "huge-length", "--then", "stop"]),
+    );
+    assert_failed_run(&m);
+    assert_bounded(&m, 1);
+    for id in ["lifecycle.initialize-result", "lifecycle.ping"] {
+        let actual = m.actual(id);
+        assert!(
+            actual.starts_with("no response to id 1 within 1s")
+                && actual.contains("2147483648 bytes exceeds"),
+            "{id}: {actual}\n{}",
+            m.context()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SIGKILL mid-scenario
+// ---------------------------------------------------------------------------------------------
+
+/// It answers initialize, then dies by SIGKILL on the next message: the checks fail and say the
+/// server was killed by signal 9.
+#[test]
+fn a_server_killed_by_sigkill_mid_scenario_is_reported_with_its_signal() {
+    let m = run_measured(&["--jobs", "4"], &faulty(&["--mode", "sigkill"]));
+    assert_eq!(m.run.code, 1, "wrong exit code\n{}", m.context());
+    assert_eq!(
+        m.report["targets"][0]["startError"],
+        Value::Null,
+        "{}",
+        m.context()
+    );
+    assert_eq!(
+        m.report["targets"][0]["serverInfo"]["name"],
+        "faulty-server",
+        "it started: initialize was answered\n{}",
+        m.context()
+    );
+    assert_bounded(&m, 4);
+    let actual = m.actual("lifecycle.ping");
+    assert!(
+        actual.contains("(the server was killed by signal 9 (SIGKILL))"),
+        "{actual}\n{}",
+        m.context()
+    );
+    let killed = m
+        .ran()
+        .iter()
+        .filter(|c| {
+            c["actual"]
+                .as_str()
+                .is_some_and(|a| a.contains("killed by signal 9 (SIGKILL)"))
+        })
+        .count();
+    assert!(
+        killed >= 10,
+        "{killed} checks name the signal\n{}",
+        m.context()
+    );
+}
+
+/// The same in Content-Length framing, dying after the handshake (initialize, initialized),
+/// when the check's own request arrives.
+#[test]
+fn a_server_killed_after_the_handshake_is_reported_with_its_signal() {
+    let m = run_measured(
+        &["--framing", "content-length", "--only", "lifecycle.ping"],
+        &faulty(&[
+            "--mode",
+            "sigkill",
+            "--framing",
+            "content-length",
+            "--after",
+            "2",
+        ]),
+    );
+    assert_eq!(m.run.code, 1, "wrong exit code\n{}", m.context());
+    assert_bounded(&m, 1);
+    let ping = find(&m.report, "lifecycle.ping");
+    assert_eq!(ping["status"], "FAIL", "{}", m.context());
+    // The handshake completed: the check got as far as expecting ping's result.
+    assert_eq!(ping["expected"], "result {}", "{}", m.context());
+    let actual = m.actual("lifecycle.ping");
+    assert!(
+        actual.contains("id 2") && actual.contains("killed by signal 9 (SIGKILL)"),
+        "{actual}\n{}",
+        m.context()
+    );
+}
+
+/// Killed by the first message: the target could not be started (exit 3), and the start error
+/// says how it died and shows its last stderr lines.
+#[test]
+fn a_server_killed_before_answering_initialize_could_not_start() {
+    let m = run_measured(&[], &faulty(&["--mode", "sigkill", "--after", "0"]));
+    assert_eq!(m.run.code, 3, "wrong exit code\n{}", m.context());
+    let error = m.report["targets"][0]["startError"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no startError\n{}", m.context()))
+        .to_owned();
+    assert!(
+        error.contains("before answering initialize")
+            && error.contains("killed by signal 9 (SIGKILL)")
+            && error.contains("killing myself with SIGKILL"),
+        "{error}"
+    );
+    assert_bounded(&m, 1);
+}
