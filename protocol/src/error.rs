@@ -123,8 +123,9 @@ pub enum FrameError {
     /// The input ended in the middle of a frame.
     #[error("input ended inside a message: {0}")]
     Truncated(String),
-    /// Bytes between messages that a lenient reader skips (a blank line, a byte-order mark,
-    /// an unknown header line); reported only by a strict codec.
+    /// Bytes between messages that are not a message. Stray bytes run into the next
+    /// `Content-Length` header are always reported; what a lenient reader skips silently (a
+    /// blank line, a byte-order mark, an unknown header line) is reported only by a strict codec.
     #[error("not a message: {0}")]
     NotAMessage(String),
 }

@@ -385,3 +385,106 @@ fn strict_mode_reports_what_lenient_mode_skips() {
         vec![Seen::Err(ErrorCode::PARSE_ERROR, None), ok(PING)]
     );
 }
+
+/// Bytes that are not a frame, run into the next header: reported once (-32700), and the
+/// frame behind them still decodes, however the input is split.
+#[test]
+fn stray_bytes_before_a_header_lose_no_frame() {
+    let err = || Seen::Err(ErrorCode::PARSE_ERROR, None);
+    let cat = |parts: &[&[u8]]| parts.concat();
+    let cases: Vec<(&str, Vec<u8>, Vec<Seen>)> = vec![
+        (
+            "Content-Length 0, then an undeclared body",
+            cat(&[b"Content-Length: 0\r\n\r\n", PING.as_bytes(), &lsp(NOTE)]),
+            vec![err(), err(), ok(NOTE)],
+        ),
+        (
+            "Content-Length shorter than the body",
+            cat(&[b"Content-Length: 30\r\n\r\n", PING.as_bytes(), &lsp(NOTE)]),
+            vec![err(), err(), ok(NOTE)],
+        ),
+        (
+            "garbage between frames",
+            cat(&[&lsp(PING), b"xyz", &lsp(NOTE)]),
+            vec![ok(PING), err(), ok(NOTE)],
+        ),
+        (
+            "NUL bytes before a frame",
+            cat(&[&lsp(PING), b"\0\0\0", &lsp(NOTE)]),
+            vec![ok(PING), err(), ok(NOTE)],
+        ),
+        (
+            "an NDJSON line before a frame",
+            cat(&[&lsp(PING), PING.as_bytes(), b"\n", &lsp(NOTE)]),
+            vec![ok(PING), err(), ok(NOTE)],
+        ),
+        (
+            "two NDJSON lines before a frame",
+            cat(&[PING.as_bytes(), b"\r\n", PING.as_bytes(), b"\n", &lsp(NOTE)]),
+            vec![err(), ok(NOTE)],
+        ),
+        (
+            "a header whose name is not a token",
+            cat(&[&lsp(PING), b"X Y: 1\r\n", &lsp(NOTE)]),
+            vec![ok(PING), err(), ok(NOTE)],
+        ),
+        (
+            // The block ends at the blank line and holds no Content-Length: resync skips "b".
+            "stray bytes that contain a blank line",
+            cat(&[&lsp(PING), b"a\n\nb", &lsp(NOTE)]),
+            vec![ok(PING), err(), ok(NOTE)],
+        ),
+        (
+            "stray bytes, then input ends",
+            cat(&[&lsp(PING), b"xyz"]),
+            vec![ok(PING), err()],
+        ),
+    ];
+    for (name, input, expected) in cases {
+        assert_eq!(
+            decode_all_splits(FramingMode::ContentLength, 1 << 20, &input),
+            expected,
+            "{name}"
+        );
+        if input.starts_with(b"Content-Length") {
+            assert_eq!(
+                decode_all_splits(FramingMode::Auto, 1 << 20, &input),
+                expected,
+                "{name} (auto)"
+            );
+        }
+        // A strict reader (a harness) loses no frame either.
+        let strict = || StdioCodec::new(FramingMode::ContentLength).strict();
+        let whole = decode_chunks(strict(), &[&input]);
+        assert_eq!(whole.last(), expected.last(), "{name} (strict)");
+        for at in 0..=input.len() {
+            let (a, b) = input.split_at(at);
+            assert_eq!(
+                decode_chunks(strict(), &[a, b]),
+                whole,
+                "{name} (strict), split at {at}"
+            );
+        }
+    }
+}
+
+/// Bad values in a real Content-Length header keep their error and resync as before.
+#[test]
+fn bad_content_length_values_still_skip_their_block() {
+    for bad in [
+        &b"Content-Length: -1\r\n\r\n"[..],
+        b"Content-Length: abc\r\n\r\n",
+        b"Content-Length: 18446744073709551616\r\n\r\n",
+        b"Content-Length: 2\r\ncontent-length: 2\r\n\r\n",
+    ] {
+        let mut input = bad.to_vec();
+        input.extend(lsp(NOTE));
+        let seen = decode_all_splits(FramingMode::ContentLength, 1 << 20, &input);
+        assert_eq!(
+            seen,
+            vec![Seen::Err(ErrorCode::PARSE_ERROR, None), ok(NOTE)],
+            "{}",
+            bad.escape_ascii()
+        );
+    }
+}

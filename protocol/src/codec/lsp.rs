@@ -6,6 +6,11 @@
 //! is reported once and skipped as it streams in. A header block that cannot be read is
 //! reported, then input is skipped to the next `Content-Length` so one bad frame does not end
 //! the connection.
+//!
+//! Header names must be HTTP tokens (RFC 9110 §5.1, `tchar`), so stray bytes that run into the
+//! next header (an undeclared rest of a body, garbage, an NDJSON line) are not mistaken for an
+//! unknown header: they are reported once, and decoding restarts at the `Content-Length` they
+//! ran into, so the frame behind them is not lost.
 
 use bytes::{Buf, BytesMut};
 
@@ -45,7 +50,7 @@ impl HeaderDecoder {
                         return None;
                     }
                     if strict {
-                        if let Some(item) = unknown_first_line(src) {
+                        if let Some(item) = unknown_first_line(src, max_header) {
                             return Some(item);
                         }
                     }
@@ -61,9 +66,16 @@ impl HeaderDecoder {
                         ))));
                     };
                     let parsed = content_length(&src[..end]);
+                    if let Err(BadHeader::NotHeaders(_)) = parsed {
+                        // Bytes that are not headers, possibly run into a real header: restart
+                        // at the first `Content-Length` after the block's first byte.
+                        if let Some(i) = find_ignore_case(&src[1..end], NEEDLE) {
+                            return Some(Err(stray_bytes(src, i + 1)));
+                        }
+                    }
                     src.advance(end);
                     match parsed {
-                        Err(reason) => {
+                        Err(BadHeader::NotHeaders(reason) | BadHeader::BadLength(reason)) => {
                             *self = HeaderDecoder::Resync;
                             return Some(Err(FrameError::Header(reason)));
                         }
@@ -130,10 +142,24 @@ impl HeaderDecoder {
     }
 }
 
+/// Reports and consumes the first `n` bytes of `src`: stray input before a `Content-Length`.
+fn stray_bytes(src: &mut BytesMut, n: usize) -> FrameError {
+    let text = format!(
+        "{n} stray bytes before a Content-Length header: \"{}\"",
+        snippet(&src[..n])
+    );
+    src.advance(n);
+    FrameError::NotAMessage(text)
+}
+
 /// Strict mode: a first line that is not a `Content-Length`/`Content-Type` header is reported
-/// and consumed alone, so the frame after it still decodes.
-fn unknown_first_line(src: &mut BytesMut) -> Option<RawFrame> {
-    let nl = memchr::memchr(b'\n', src)?;
+/// and consumed alone, so the frame after it still decodes. If a `Content-Length` starts
+/// inside the line (stray bytes glued to it), only the bytes before it are consumed.
+///
+/// Only the first `max_header` bytes are searched for the line's end, as for a header block,
+/// so a longer line is a header error however the input is split into reads.
+fn unknown_first_line(src: &mut BytesMut, max_header: usize) -> Option<RawFrame> {
+    let nl = memchr::memchr(b'\n', &src[..src.len().min(max_header)])?;
     let line = src[..nl].strip_suffix(b"\r").unwrap_or(&src[..nl]);
     let name = line
         .iter()
@@ -141,6 +167,12 @@ fn unknown_first_line(src: &mut BytesMut) -> Option<RawFrame> {
         .map(|colon| line[..colon].trim_ascii())?;
     if name.eq_ignore_ascii_case(b"content-length") || name.eq_ignore_ascii_case(b"content-type") {
         return None;
+    }
+    if let Some(i) = line
+        .get(1..)
+        .and_then(|rest| find_ignore_case(rest, NEEDLE))
+    {
+        return Some(Err(stray_bytes(src, i + 1)));
     }
     let text = format!("a line that is not a frame header: \"{}\"", snippet(line));
     src.advance(nl + 1);
@@ -156,8 +188,18 @@ fn header_end(buf: &[u8]) -> Option<usize> {
     })
 }
 
+/// Why a header block could not be read. Each holds the text for the error.
+#[derive(Debug, PartialEq)]
+enum BadHeader {
+    /// The block holds bytes that are not headers (a line without a colon, a name that is not
+    /// a token) or no `Content-Length` at all: perhaps stray input run into the next header.
+    NotHeaders(String),
+    /// A `Content-Length` header is there but unusable (a bad value, out of range, repeated).
+    BadLength(String),
+}
+
 /// Reads `Content-Length` from a header block; says what is wrong otherwise.
-fn content_length(block: &[u8]) -> Result<u64, String> {
+fn content_length(block: &[u8]) -> Result<u64, BadHeader> {
     let mut length = None;
     for line in block.split(|b| *b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -165,32 +207,67 @@ fn content_length(block: &[u8]) -> Result<u64, String> {
             continue;
         }
         let Some(colon) = memchr::memchr(b':', line) else {
-            return Err(format!(
+            return Err(BadHeader::NotHeaders(format!(
                 "header line \"{}\" is not \"Name: value\"",
                 snippet(line)
-            ));
+            )));
         };
         let name = line[..colon].trim_ascii();
+        if !is_token(name) {
+            return Err(BadHeader::NotHeaders(format!(
+                "header line \"{}\" is not \"Name: value\" (the name is not an RFC 9110 token)",
+                snippet(line)
+            )));
+        }
         let value = line[colon + 1..].trim_ascii();
         if !name.eq_ignore_ascii_case(b"content-length") {
             continue; // Content-Type (any charset) and unknown headers are tolerated.
         }
         if length.is_some() {
-            return Err("Content-Length appears more than once".to_owned());
+            return Err(BadHeader::BadLength(
+                "Content-Length appears more than once".to_owned(),
+            ));
         }
         if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
-            return Err(format!(
+            return Err(BadHeader::BadLength(format!(
                 "Content-Length must be a decimal byte count, got \"{}\"",
                 snippet(value)
-            ));
+            )));
         }
         let n = std::str::from_utf8(value)
             .ok()
             .and_then(|v| v.parse::<u64>().ok())
-            .ok_or_else(|| format!("Content-Length {} is out of range", snippet(value)))?;
+            .ok_or_else(|| {
+                BadHeader::BadLength(format!("Content-Length {} is out of range", snippet(value)))
+            })?;
         length = Some(n);
     }
-    length.ok_or_else(|| "missing Content-Length header".to_owned())
+    length.ok_or_else(|| BadHeader::NotHeaders("missing Content-Length header".to_owned()))
+}
+
+/// An HTTP field name: one or more `tchar` (RFC 9110 §5.1, §5.6.2).
+fn is_token(name: &[u8]) -> bool {
+    !name.is_empty()
+        && name.iter().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'!' | b'#'
+                        | b'$'
+                        | b'%'
+                        | b'&'
+                        | b'\''
+                        | b'*'
+                        | b'+'
+                        | b'-'
+                        | b'.'
+                        | b'^'
+                        | b'_'
+                        | b'`'
+                        | b'|'
+                        | b'~'
+                )
+        })
 }
 
 /// ASCII case-insensitive substring search.
@@ -206,6 +283,13 @@ fn find_ignore_case(hay: &[u8], needle: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
 
+    fn reason(r: Result<u64, BadHeader>) -> String {
+        match r {
+            Err(BadHeader::NotHeaders(t) | BadHeader::BadLength(t)) => t,
+            Ok(n) => panic!("expected an error, got {n}"),
+        }
+    }
+
     #[test]
     fn header_parsing() {
         assert_eq!(content_length(b"Content-Length: 12\r\n\r\n"), Ok(12));
@@ -214,27 +298,177 @@ mod tests {
             content_length(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nCONTENT-LENGTH: 3\r\n\r\n"),
             Ok(3)
         );
-        assert!(content_length(b"Content-Length: -1\r\n\r\n")
-            .unwrap_err()
-            .contains("decimal byte count"));
+        assert!(
+            reason(content_length(b"Content-Length: -1\r\n\r\n")).contains("decimal byte count")
+        );
         assert!(content_length(b"Content-Length: abc\r\n\r\n").is_err());
-        assert!(
-            content_length(b"Content-Length: 18446744073709551616\r\n\r\n")
-                .unwrap_err()
-                .contains("out of range")
-        );
-        assert!(
-            content_length(b"Content-Length: 1\r\nContent-Length: 1\r\n\r\n")
-                .unwrap_err()
-                .contains("more than once")
-        );
+        assert!(reason(content_length(
+            b"Content-Length: 18446744073709551616\r\n\r\n"
+        ))
+        .contains("out of range"));
+        assert!(reason(content_length(
+            b"Content-Length: 1\r\nContent-Length: 1\r\n\r\n"
+        ))
+        .contains("more than once"));
         assert_eq!(
             content_length(b"X-Other: 1\r\n\r\n"),
-            Err("missing Content-Length header".to_owned())
+            Err(BadHeader::NotHeaders(
+                "missing Content-Length header".to_owned()
+            ))
         );
-        assert!(content_length(b"garbage\r\n\r\n")
-            .unwrap_err()
-            .contains("is not \"Name: value\""));
+        assert!(reason(content_length(b"garbage\r\n\r\n")).contains("is not \"Name: value\""));
+    }
+
+    #[test]
+    fn bad_values_and_stray_bytes_are_told_apart() {
+        // A Content-Length that is there but unusable: the block is resynced past, as before.
+        for block in [
+            &b"Content-Length: -1\r\n\r\n"[..],
+            b"Content-Length: 99999999999999999999\r\n\r\n",
+            b"Content-Length: 1\r\ncontent-length: 1\r\n\r\n",
+        ] {
+            assert!(
+                matches!(content_length(block), Err(BadHeader::BadLength(_))),
+                "{}",
+                block.escape_ascii()
+            );
+        }
+        // Bytes that are not headers.
+        for block in [
+            &b"garbage\r\n\r\n"[..],
+            b"xyzContent-Length: 40\r\n\r\n", // a token: an unknown header, then no length
+            b"{\"jsonrpc\":\"2.0\"}\nContent-Length: 2\r\n\r\n",
+            b"d\":\"ping\"}Content-Length: 44\r\n\r\n",
+            b"\0\0\0Content-Length: 1\r\n\r\n",
+            b": no name\r\nContent-Length: 1\r\n\r\n",
+            b"X Y: 1\r\nContent-Length: 1\r\n\r\n",
+        ] {
+            assert!(
+                matches!(content_length(block), Err(BadHeader::NotHeaders(_))),
+                "{}",
+                block.escape_ascii()
+            );
+        }
+        let text = reason(content_length(b"{\"jsonrpc\":\"2.0\"}\n\n"));
+        assert!(text.contains("not an RFC 9110 token"), "{text}");
+    }
+
+    #[test]
+    fn header_names_are_tokens() {
+        for name in [&b"Content-Length"[..], b"X-Trace", b"a!#$%&'*+-.^_`|~9"] {
+            assert!(is_token(name), "{}", name.escape_ascii());
+        }
+        for name in [
+            &b""[..],
+            b"{\"jsonrpc\"",
+            b"a b",
+            b"a\0",
+            b"a\"",
+            b"(x)",
+            b"caf\xc3\xa9",
+        ] {
+            assert!(!is_token(name), "{}", name.escape_ascii());
+        }
+    }
+
+    /// Decodes everything in `input` (lenient unless `strict`), as items.
+    fn decode_all(input: &[u8], strict: bool) -> Vec<RawFrame> {
+        let mut decoder = HeaderDecoder::default();
+        let mut src = BytesMut::from(input);
+        let mut out = Vec::new();
+        while let Some(item) = decoder.decode(&mut src, 1 << 20, 8192, strict) {
+            out.push(item);
+        }
+        out.extend(decoder.decode_eof(&mut src));
+        out
+    }
+
+    #[test]
+    fn stray_bytes_are_reported_once_and_the_next_frame_decodes() {
+        let frame = b"Content-Length: 2\r\n\r\n{}";
+        for (stray, shown) in [
+            (
+                &b"xyz"[..],
+                "3 stray bytes before a Content-Length header: \"xyz\"",
+            ),
+            (
+                b"\0\0\0",
+                "3 stray bytes before a Content-Length header: \"\\x00\\x00\\x00\"",
+            ),
+            (
+                b"d\":\"ping\"}",
+                "10 stray bytes before a Content-Length header: \"d\\\":\\\"ping\\\"}\"",
+            ),
+            (
+                b"{\"a\":1}\r\n",
+                "9 stray bytes before a Content-Length header: \"{\\\"a\\\":1}\\r\\n\"",
+            ),
+            (
+                b"garbage\nmore\n",
+                "13 stray bytes before a Content-Length header: \"garbage\\nmore\\n\"",
+            ),
+        ] {
+            let input = [stray, frame].concat();
+            assert_eq!(
+                decode_all(&input, false),
+                vec![
+                    Err(FrameError::NotAMessage(shown.to_owned())),
+                    Ok(bytes::Bytes::from_static(b"{}"))
+                ],
+                "{}",
+                stray.escape_ascii()
+            );
+            // Strict mode may word it differently (a whole line that is not a header is
+            // reported as such), but it too reports once and keeps the frame.
+            let items = decode_all(&input, true);
+            assert_eq!(
+                items.len(),
+                2,
+                "{} (strict): {items:?}",
+                stray.escape_ascii()
+            );
+            assert!(matches!(items[0], Err(FrameError::NotAMessage(_))));
+            assert_eq!(items[1], Ok(bytes::Bytes::from_static(b"{}")));
+        }
+    }
+
+    #[test]
+    fn blocks_without_a_later_content_length_resync_as_before() {
+        let next = b"Content-Length: 2\r\n\r\n{}";
+        for bad in [
+            &b"X-Other: 1\r\n\r\n"[..],
+            b"Content-Length: 2\r\ngarbage\r\n\r\n{}",
+            b"{\"a\":1}\r\n\r\n",
+        ] {
+            let input = [bad, next].concat();
+            let items = decode_all(&input, false);
+            assert_eq!(items.len(), 2, "{}", bad.escape_ascii());
+            assert!(
+                matches!(items[0], Err(FrameError::Header(_))),
+                "{}",
+                bad.escape_ascii()
+            );
+            assert_eq!(items[1], Ok(bytes::Bytes::from_static(b"{}")));
+        }
+        // A bad value is not stray bytes: the block (and a Content-Length inside it) is skipped.
+        let input = b"Content-Length: x\r\nContent-Length: 2\r\n\r\n{}";
+        let items = decode_all(input, false);
+        assert_eq!(items.len(), 1, "{items:?}");
+        assert!(matches!(items[0], Err(FrameError::Header(_))));
+    }
+
+    #[test]
+    fn strict_first_line_search_is_bounded_by_the_header_limit() {
+        let mut input = b"X-Long: ".to_vec();
+        input.extend(std::iter::repeat_n(b'a', 100));
+        input.extend_from_slice(b"\r\nContent-Length: 2\r\n\r\n{}");
+        let mut whole = HeaderDecoder::default();
+        let mut src = BytesMut::from(&input[..]);
+        let first = whole.decode(&mut src, 1 << 20, 64, true);
+        assert!(
+            matches!(first, Some(Err(FrameError::Header(_)))),
+            "{first:?}"
+        );
     }
 
     #[test]
