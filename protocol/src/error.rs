@@ -89,6 +89,10 @@ impl std::error::Error for ErrorObject {}
 pub struct InvalidMessage {
     pub id: Option<RequestId>,
     pub reason: String,
+    /// The message was an attempted *response*: it has no `"method"` but has `"result"` or
+    /// `"error"`. JSON-RPC never answers a response, valid or not (its id names one of the
+    /// receiver's own requests), so a receiver logs such a message and sends nothing.
+    pub is_response: bool,
 }
 
 impl InvalidMessage {
@@ -96,6 +100,15 @@ impl InvalidMessage {
         InvalidMessage {
             id,
             reason: reason.into(),
+            is_response: false,
+        }
+    }
+
+    /// An invalid attempted response: see [`InvalidMessage::is_response`].
+    pub fn response(id: Option<RequestId>, reason: impl Into<String>) -> Self {
+        InvalidMessage {
+            is_response: true,
+            ..InvalidMessage::new(id, reason)
         }
     }
 }
@@ -144,6 +157,13 @@ impl FrameError {
             FrameError::Invalid(inv) => inv.id.as_ref(),
             _ => None,
         }
+    }
+
+    /// Whether this frame was an invalid *response*, which must get no reply (JSON-RPC 2.0
+    /// §5: a response is never answered); [`to_error_object`](Self::to_error_object) still
+    /// says what was wrong with it, for logs.
+    pub fn is_response(&self) -> bool {
+        matches!(self, FrameError::Invalid(inv) if inv.is_response)
     }
 
     /// The wire error for this frame: the only mapping from framing and parsing problems to

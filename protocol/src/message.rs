@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use serde::de::{Deserializer, Error as _};
+use serde::de::{Deserializer, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,6 +39,13 @@ impl RequestId {
                     Ok(RequestId(IdRepr::Int(i)))
                 } else if let Some(u) = n.as_u64() {
                     Ok(RequestId(IdRepr::BigUint(u)))
+                } else if n
+                    .as_f64()
+                    .is_some_and(|f| f.fract() == 0.0 && f.abs() >= TWO_POW_63)
+                {
+                    // An integer beyond 64 bits reaches here as an f64 (serde_json keeps no
+                    // wider integer): do not show that float, which is not what was sent.
+                    Err(ID_OUT_OF_RANGE.to_owned())
                 } else {
                     Err(format!(
                         "\"id\" must be a string or an integer, got the number {n}"
@@ -76,6 +83,12 @@ impl RequestId {
         }
     }
 }
+
+/// 2^63: every integral f64 of at least this magnitude came from an integer literal outside
+/// `i64`/`u64` (those are kept exactly), or from float syntax such as `1e19`.
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+
+const ID_OUT_OF_RANGE: &str = "\"id\" is an integer out of range: integer ids must be written as plain integers that fit in 64 bits (-2^63 to 2^64-1)";
 
 impl From<i64> for RequestId {
     fn from(i: i64) -> Self {
@@ -280,29 +293,132 @@ impl Serialize for Outgoing {
 
 /// Every member optional, so shape problems are found by [`RawMessage::validate`] with exact
 /// reasons instead of by serde with generic ones. `Some(Value::Null)` means "present and null".
-#[derive(Deserialize)]
+///
+/// Deserialized by hand ([`RawVisitor`]): only from a JSON object (a derived impl would also
+/// read an array positionally), unknown members skipped without being parsed into values, and
+/// a duplicated member recorded instead of failing the whole message, so its id is kept.
+#[derive(Default)]
 struct RawMessage {
-    #[serde(default, deserialize_with = "present")]
     jsonrpc: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
     method: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
     params: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
     result: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
     error: Option<Value>,
+    /// Known members that appeared more than once (the first value is kept). A duplicated
+    /// `"id"` is not here: it fails the message at once, since no id can be trusted.
+    duplicates: Vec<&'static str>,
 }
 
-/// Tells a member that is present and `null` from one that is absent.
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+/// What [`RawVisitor`] expects; serde puts it in "invalid type: …, expected …" errors, which
+/// [`shape_reason`] recognises.
+const EXPECTING_MESSAGE: &str = "a JSON-RPC message object";
+
+/// The members [`RawMessage`] reads; any other is skipped.
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct NameVisitor;
+        impl Visitor<'_> for NameVisitor {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Member, E> {
+                Ok(match name {
+                    "jsonrpc" => Member::Jsonrpc,
+                    "id" => Member::Id,
+                    "method" => Member::Method,
+                    "params" => Member::Params,
+                    "result" => Member::Result,
+                    "error" => Member::Error,
+                    _ => Member::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(NameVisitor)
+    }
 }
 
 impl RawMessage {
+    /// The slot of a known member, with its name.
+    fn slot(&mut self, member: Member) -> Option<(&mut Option<Value>, &'static str)> {
+        Some(match member {
+            Member::Jsonrpc => (&mut self.jsonrpc, "jsonrpc"),
+            Member::Id => (&mut self.id, "id"),
+            Member::Method => (&mut self.method, "method"),
+            Member::Params => (&mut self.params, "params"),
+            Member::Result => (&mut self.result, "result"),
+            Member::Error => (&mut self.error, "error"),
+            Member::Other => return None,
+        })
+    }
+}
+
+struct RawVisitor;
+
+impl<'de> Visitor<'de> for RawVisitor {
+    type Value = RawMessage;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(EXPECTING_MESSAGE)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawMessage, A::Error> {
+        let mut raw = RawMessage::default();
+        while let Some(member) = map.next_key::<Member>()? {
+            let Some((slot, name)) = raw.slot(member) else {
+                // Skipped without building a value (and without a depth limit).
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            if slot.is_none() {
+                *slot = Some(map.next_value::<Value>()?);
+                continue;
+            }
+            if name == "id" {
+                // Raised before the value is read, so serde_json reports the position of the
+                // second "id" (the same text as a derived impl).
+                return Err(A::Error::duplicate_field("id"));
+            }
+            if !raw.duplicates.contains(&name) {
+                raw.duplicates.push(name);
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(raw)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawMessage {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // A map only: `deserialize_struct` would also accept `["2.0", 5, "ping"]`.
+        d.deserialize_map(RawVisitor)
+    }
+}
+
+impl RawMessage {
+    /// Whether this is an attempted response: no `"method"`, and a `"result"` or an `"error"`.
+    /// An invalid one is marked ([`InvalidMessage::is_response`]) so that it is not answered.
+    fn is_response(&self) -> bool {
+        self.method.is_none() && (self.result.is_some() || self.error.is_some())
+    }
+
     fn validate(self) -> Result<Message, InvalidMessage> {
+        let is_response = self.is_response();
+        let refuse = |id: Option<RequestId>, reason: String| InvalidMessage {
+            is_response,
+            ..InvalidMessage::new(id, reason)
+        };
         // Read the id first so every later error can pair with the request.
         let id = match &self.id {
             None => None,
@@ -313,12 +429,20 @@ impl RawMessage {
                     if v.is_null() && self.method.is_none() && self.error.is_some() {
                         None
                     } else {
-                        return Err(InvalidMessage::new(None, reason));
+                        return Err(refuse(None, reason));
                     }
                 }
             },
         };
-        let invalid = |reason: String| InvalidMessage::new(id.clone(), reason);
+        let invalid = |reason: String| refuse(id.clone(), reason);
+        if !self.duplicates.is_empty() {
+            let names: Vec<String> = self.duplicates.iter().map(|n| format!("\"{n}\"")).collect();
+            let plural = if names.len() > 1 { "s" } else { "" };
+            return Err(invalid(format!(
+                "duplicate member{plural} {}",
+                names.join(", ")
+            )));
+        }
         match &self.jsonrpc {
             Some(Value::String(v)) if v == "2.0" => {}
             None => return Err(invalid("missing \"jsonrpc\": \"2.0\"".to_owned())),
@@ -408,10 +532,25 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, FrameError> {
             .collect();
         return Ok(Incoming::Batch(batch));
     }
-    let raw: RawMessage = serde_json::from_slice(bytes).map_err(classify)?;
+    let raw: RawMessage = match serde_json::from_slice(bytes) {
+        Ok(raw) => raw,
+        Err(e) => return Err(mark_response(classify(e), bytes)),
+    };
     raw.validate()
         .map(Incoming::Single)
         .map_err(FrameError::Invalid)
+}
+
+/// A message refused before it was read whole (a duplicated `"id"`) may still be a response,
+/// which must not be answered: look again, leniently (a JSON object keeps the last duplicate).
+fn mark_response(mut error: FrameError, bytes: &[u8]) -> FrameError {
+    if let FrameError::Invalid(inv) = &mut error {
+        if let Ok(Value::Object(members)) = serde_json::from_slice::<Value>(bytes) {
+            inv.is_response = !members.contains_key("method")
+                && (members.contains_key("result") || members.contains_key("error"));
+        }
+    }
+    error
 }
 
 /// Syntax and EOF errors mean "not JSON"; data errors mean "JSON of the wrong shape".
@@ -419,13 +558,33 @@ fn classify(e: serde_json::Error) -> FrameError {
     use serde_json::error::Category;
     match e.classify() {
         Category::Data => FrameError::Invalid(InvalidMessage::new(None, shape_reason(&e))),
-        Category::Syntax | Category::Eof | Category::Io => FrameError::Parse(e.to_string()),
+        Category::Syntax | Category::Eof | Category::Io => FrameError::Parse(syntax_reason(&e)),
+    }
+}
+
+/// serde_json's text for a syntax error, except where it misleads: a lone UTF-16 surrogate
+/// escape. serde_json says "unexpected end of hex escape" for a high surrogate that no `\u`
+/// follows (`"\ud800"`: the escape is complete), and "lone leading surrogate in hex escape"
+/// also for a lone *low* (trailing) surrogate (`"\udfff"`). Both texts come only from its
+/// surrogate checks (a short escape such as `\u12` is "invalid escape").
+fn syntax_reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if text.starts_with("unexpected end of hex escape")
+        || text.starts_with("lone leading surrogate in hex escape")
+    {
+        format!(
+            "lone UTF-16 surrogate in a \\u escape at line {} column {} (JSON text must be valid Unicode)",
+            e.line(),
+            e.column()
+        )
+    } else {
+        text
     }
 }
 
 fn shape_reason(e: &serde_json::Error) -> String {
     let text = e.to_string();
-    if text.contains("expected struct RawMessage") {
+    if text.contains(&format!("expected {EXPECTING_MESSAGE}")) {
         "a message must be a JSON object".to_owned()
     } else {
         text
@@ -553,7 +712,7 @@ mod tests {
         );
         assert!(invalid(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#)
             .reason
-            .contains("duplicate field"));
+            .contains("duplicate field `id`"));
     }
 
     #[test]
@@ -599,6 +758,188 @@ mod tests {
         assert!(matches!(items[2], Ok(Message::Notification(_))));
         let empty = parse(b" [ ] ").unwrap_err();
         assert_eq!(empty.to_error_object().code, ErrorCode::INVALID_REQUEST);
+    }
+
+    fn parse_error_text(input: &[u8]) -> String {
+        match parse(input) {
+            Err(FrameError::Parse(text)) => text,
+            other => panic!(
+                "expected -32700 for {}, got {other:?}",
+                input.escape_ascii()
+            ),
+        }
+    }
+
+    #[test]
+    fn invalid_responses_are_marked_so_they_get_no_reply() {
+        for input in [
+            r#"{"jsonrpc":"2.0","id":5,"error":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":5,"result":{},"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+            r#"{"jsonrpc":"1.0","id":5,"result":{}}"#,
+            r#"{"id":5,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"result":{},"result":{}}"#,
+            // Refused before it is read whole; still recognised as a response.
+            r#"{"jsonrpc":"2.0","id":5,"id":6,"result":{}}"#,
+        ] {
+            let Err(e) = parse(input.as_bytes()) else {
+                panic!("{input} parsed")
+            };
+            assert!(e.is_response(), "{input}: {e:?}");
+            // What it was is still said, for logs.
+            assert_eq!(e.to_error_object().code, ErrorCode::INVALID_REQUEST);
+        }
+        // Kept: the id, for logs.
+        assert_eq!(
+            invalid(r#"{"jsonrpc":"2.0","id":5,"error":"x"}"#).id,
+            Some(5.into())
+        );
+        // Requests and notifications, however broken, are answered.
+        for input in [
+            r#"{"jsonrpc":"2.0","id":5,"method":"x","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":5,"error":{}}"#,
+            r#"{"jsonrpc":"2.0","id":5}"#,
+            r#"{"jsonrpc":"2.0","id":5,"id":6,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"x","method":"y"}"#,
+            "5",
+        ] {
+            let Err(e) = parse(input.as_bytes()) else {
+                panic!("{input} parsed")
+            };
+            assert!(!e.is_response(), "{input}: {e:?}");
+        }
+        // In a batch too.
+        let Ok(Incoming::Batch(items)) =
+            parse(br#"[{"jsonrpc":"2.0","id":5,"error":"x"},{"jsonrpc":"2.0","id":6}]"#)
+        else {
+            panic!()
+        };
+        assert!(matches!(&items[0], Err(inv) if inv.is_response));
+        assert!(matches!(&items[1], Err(inv) if !inv.is_response));
+    }
+
+    #[test]
+    fn duplicate_members_keep_the_id() {
+        let inv = invalid(r#"{"jsonrpc":"2.0","id":5,"method":"ping","method":"nope"}"#);
+        assert_eq!(inv.id, Some(5.into()));
+        assert_eq!(inv.reason, r#"duplicate member "method""#);
+        let inv = invalid(
+            r#"{"jsonrpc":"2.0","params":{},"id":"a","method":"x","params":[],"jsonrpc":"2.0","params":1}"#,
+        );
+        assert_eq!(inv.id, Some("a".into()));
+        assert_eq!(inv.reason, r#"duplicate members "params", "jsonrpc""#);
+        // A duplicated "id" leaves no id to trust; serde's text and position are kept.
+        let inv = invalid(r#"{"jsonrpc":"2.0","id":5,"id":6,"method":"ping"}"#);
+        assert_eq!(inv.id, None);
+        assert_eq!(inv.reason, "duplicate field `id` at line 1 column 28");
+        // Duplicated unknown members are ignored; so are unknown members of any depth.
+        let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+        let input = format!(r#"{{"x":1,"x":{deep},"jsonrpc":"2.0","id":1,"method":"ping"}}"#);
+        assert!(matches!(
+            parse(input.as_bytes()),
+            Ok(Incoming::Single(Message::Request(_)))
+        ));
+        // An escaped member name is still that member.
+        let inv = invalid(r#"{"jsonrpc":"2.0","id":7,"method":"a","meth\u006fd":"b"}"#);
+        assert_eq!(
+            (inv.id, inv.reason.as_str()),
+            (Some(7.into()), r#"duplicate member "method""#)
+        );
+    }
+
+    #[test]
+    fn only_objects_are_messages() {
+        let not_object = "a message must be a JSON object";
+        for input in ["5", r#""str""#, "true", "null"] {
+            assert_eq!(invalid(input).reason, not_object, "{input}");
+        }
+        // A batch member that is an array is not read positionally.
+        let Ok(Incoming::Batch(items)) =
+            parse(br#"[["2.0",5,"ping"],5,{"jsonrpc":"2.0","method":"n"}]"#)
+        else {
+            panic!()
+        };
+        assert_eq!(items.len(), 3);
+        for item in &items[..2] {
+            assert!(
+                matches!(item, Err(inv) if inv.id.is_none() && inv.reason == not_object),
+                "{item:?}"
+            );
+        }
+        assert!(matches!(items[2], Ok(Message::Notification(_))));
+    }
+
+    #[test]
+    fn ids_beyond_64_bits_are_out_of_range_not_floats() {
+        for id in [
+            "18446744073709551616",
+            "-9223372036854775809",
+            "123456789012345678901234567890",
+            "-123456789012345678901234567890",
+        ] {
+            let inv = invalid(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"x"}}"#));
+            assert_eq!(inv.id, None);
+            assert_eq!(inv.reason, ID_OUT_OF_RANGE, "{id}");
+            assert!(!inv.reason.contains("e+"), "{}", inv.reason);
+        }
+        // The edges of the range are kept exactly.
+        for id in ["-9223372036854775808", "18446744073709551615"] {
+            let input = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"x"}}"#);
+            let Ok(Incoming::Single(Message::Request(r))) = parse(input.as_bytes()) else {
+                panic!("{id}")
+            };
+            assert_eq!(r.id.to_string(), id);
+        }
+        // Fractions are still "got the number".
+        for (id, shown) in [("1.5", "1.5"), ("5.0", "5.0"), ("-0.5", "-0.5")] {
+            let inv = invalid(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"x"}}"#));
+            assert_eq!(
+                inv.reason,
+                format!("\"id\" must be a string or an integer, got the number {shown}")
+            );
+        }
+    }
+
+    #[test]
+    fn lone_surrogates_are_named() {
+        // A lone high surrogate, at the end of a string or before another escape.
+        for input in [
+            &br#"{"jsonrpc":"2.0","id":5,"method":"\ud800"}"#[..],
+            br#"{"jsonrpc":"2.0","id":5,"method":"\ud800\n"}"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"\ud800\u0041"}"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"\udfff"}"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"x","params":{"a":"\uDC00x"}}"#,
+        ] {
+            let text = parse_error_text(input);
+            assert!(
+                text.starts_with("lone UTF-16 surrogate in a \\u escape at line 1 column "),
+                "{}: {text}",
+                input.escape_ascii()
+            );
+            assert!(!text.contains("leading"), "{text}");
+        }
+        // The position is serde_json's.
+        assert_eq!(
+            parse_error_text(br#"{"jsonrpc":"2.0","id":5,"method":"\ud800"}"#),
+            "lone UTF-16 surrogate in a \\u escape at line 1 column 41 (JSON text must be valid Unicode)"
+        );
+        // Other escape errors keep serde_json's wording.
+        for input in [
+            &br#"{"method":"\u12"}"#[..],
+            br#"{"method":"\uZZZZ"}"#,
+            br#"{"method":"\q"}"#,
+        ] {
+            let text = parse_error_text(input);
+            assert!(
+                !text.contains("surrogate"),
+                "{}: {text}",
+                input.escape_ascii()
+            );
+        }
+        // A valid pair is fine.
+        assert!(parse(br#"{"jsonrpc":"2.0","id":5,"method":"\ud83d\ude00"}"#).is_ok());
     }
 
     #[test]

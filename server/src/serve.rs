@@ -215,15 +215,21 @@ impl Connection {
     /// One decoded frame: the reply to send now, if any.
     fn frame(&mut self, frame: mcp_protocol::codec::DecodedFrame) -> Option<Outgoing> {
         match frame {
-            Err(frame_error) => Some(self.frame_error(&frame_error)),
+            Err(frame_error) => self.frame_error(&frame_error),
             Ok(Incoming::Single(message)) => self.single(message),
             Ok(Incoming::Batch(items)) => self.batch(items),
         }
     }
 
-    fn frame_error(&self, error: &FrameError) -> Outgoing {
+    fn frame_error(&self, error: &FrameError) -> Option<Outgoing> {
+        if error.is_response() {
+            // A response is never answered, even an invalid one: its id names one of the
+            // peer's requests, which would take the error for its own answer.
+            tracing::warn!("ignored an invalid response: {error}");
+            return None;
+        }
         tracing::warn!("bad frame: {error}");
-        Response::error(error.request_id().cloned(), error.to_error_object()).into()
+        Some(Response::error(error.request_id().cloned(), error.to_error_object()).into())
     }
 
     fn single(&mut self, message: Message) -> Option<Outgoing> {
@@ -284,6 +290,10 @@ impl Connection {
         let mut pending = Vec::new();
         for item in items {
             let dispatch = match item {
+                Err(invalid) if invalid.is_response => {
+                    tracing::warn!("ignored an invalid response in a batch: {invalid}");
+                    continue;
+                }
                 Err(invalid) => {
                     let error = FrameError::Invalid(invalid);
                     ready.push(Response::error(
@@ -334,4 +344,72 @@ fn log_incoming(message: &Message) {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::default_tools;
+    use serde_json::{json, Value};
+
+    /// Serves `input` (newline-delimited) to its end; returns every reply, parsed.
+    async fn replies(input: &str) -> Vec<Value> {
+        let mut output = Vec::new();
+        let tools = Arc::new(default_tools());
+        let exit = serve(
+            input.as_bytes(),
+            &mut output,
+            &Config::default(),
+            tools,
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert!(matches!(exit, Exit::InputClosed), "{exit:?}");
+        String::from_utf8(output)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+"#;
+
+    #[tokio::test]
+    async fn invalid_responses_get_no_reply() {
+        let input = format!(
+            "{INIT}{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
+            r#"{"jsonrpc":"2.0","id":5,"error":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":5,"result":{},"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"id":6,"result":{}}"#,
+            // In a batch: the invalid response is skipped, the request answered.
+            r#"[{"jsonrpc":"2.0","id":5,"error":"x"},{"jsonrpc":"2.0","id":7,"method":"ping"}]"#,
+            // A batch of nothing but invalid responses gets nothing at all.
+            r#"[{"jsonrpc":"2.0","result":{}}]"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
+        );
+        let got = replies(&input).await;
+        assert_eq!(got.len(), 3, "{got:#?}");
+        assert_eq!(got[0]["id"], 1);
+        assert_eq!(got[1], json!([{"jsonrpc":"2.0","id":7,"result":{}}]));
+        assert_eq!(got[2], json!({"jsonrpc":"2.0","id":9,"result":{}}));
+    }
+
+    #[tokio::test]
+    async fn invalid_requests_are_still_answered() {
+        let input = format!(
+            "{INIT}{}\n{}\n",
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping","result":{}}"#,
+            r#"[{"jsonrpc":"2.0","id":6}]"#,
+        );
+        let got = replies(&input).await;
+        assert_eq!(got.len(), 3, "{got:#?}");
+        assert_eq!(got[1]["id"], 5);
+        assert_eq!(got[1]["error"]["code"], -32600);
+        assert_eq!(got[2][0]["id"], 6);
+        assert_eq!(got[2][0]["error"]["code"], -32600);
+    }
 }
