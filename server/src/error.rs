@@ -72,7 +72,7 @@ fn unsupported_text(requested: &str) -> String {
 }
 
 /// A peer's name or value for a message: whole when short, else cut (see [`cut`]).
-fn shown(s: &str) -> Cow<'_, str> {
+pub(crate) fn shown(s: &str) -> Cow<'_, str> {
     cut(s, MAX_SHOWN)
 }
 
@@ -103,7 +103,7 @@ fn quoted(s: &str) -> String {
 }
 
 /// A request id as in logs (strings quoted), cut like any other peer value.
-fn shown_id(id: &RequestId) -> String {
+pub(crate) fn shown_id(id: &RequestId) -> String {
     match id.as_str() {
         Some(s) => quoted(s),
         None => id.to_string(),

@@ -247,9 +247,12 @@ impl Connection {
                 match lock(&self.in_flight).remove(&id) {
                     Some(handle) => {
                         handle.abort();
-                        tracing::debug!(%id, "request cancelled; no reply will be sent");
+                        tracing::debug!(id = %crate::error::shown_id(&id), "request cancelled; no reply will be sent");
                     }
-                    None => tracing::debug!(%id, "cancellation for no running request ignored"),
+                    None => tracing::debug!(
+                        id = %crate::error::shown_id(&id),
+                        "cancellation for no running request ignored"
+                    ),
                 }
                 None
             }
@@ -336,8 +339,15 @@ fn batch_reply(responses: Vec<Response>) -> Outgoing {
 
 fn log_incoming(message: &Message) {
     match message {
-        Message::Request(r) => tracing::debug!(id = %r.id, method = %r.method, "request"),
-        Message::Notification(n) => tracing::debug!(method = %n.method, "notification"),
+        // Cut: a peer's 100 KiB method name must not become a 100 KiB log line.
+        Message::Request(r) => tracing::debug!(
+            id = %crate::error::shown_id(&r.id),
+            method = %crate::error::shown(&r.method),
+            "request"
+        ),
+        Message::Notification(n) => {
+            tracing::debug!(method = %crate::error::shown(&n.method), "notification")
+        }
         Message::Response(_) => {}
     }
 }

@@ -115,7 +115,7 @@ impl Session {
             Message::Notification(n) => self.notification(n),
             Message::Response(r) => {
                 // This server sends no requests, so no response can be expected.
-                tracing::warn!(id = ?r.id, "ignoring a response sent to the server: it sends no requests");
+                tracing::warn!(id = ?r.id.as_ref().map(crate::error::shown_id), "ignoring a response sent to the server: it sends no requests");
                 Dispatch::Nothing
             }
         }
@@ -230,9 +230,9 @@ impl Session {
         let version =
             ProtocolVersion::parse(&params.protocol_version).unwrap_or(ProtocolVersion::LATEST);
         tracing::info!(
-            client = %params.client_info.name,
-            client_version = %params.client_info.version,
-            requested = %params.protocol_version,
+            client = %crate::error::shown(&params.client_info.name),
+            client_version = %crate::error::shown(&params.client_info.version),
+            requested = %crate::error::shown(&params.protocol_version),
             negotiated = %version,
             "initialize"
         );
