@@ -353,7 +353,7 @@ fn ten_thousand_requests_in_flight_are_each_answered_once() {
 // ---------------------------------------------------------------------------------------------
 
 /// The client reads 1 000 replies, then stops reading stdout for 3 s while its writer thread
-/// keeps sending (100 000 requests in all, ~7 MB, far more than the pipes and the server's
+/// keeps sending (100 000 requests in all, ~12 MB, far more than the pipes and the server's
 /// buffers hold). The server must stop reading instead of buffering: its memory stays flat
 /// during the stall, the writer ends up blocked, and the server is still alive. When the
 /// reader resumes, every request is answered exactly once.
