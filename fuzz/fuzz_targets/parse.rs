@@ -1,0 +1,8 @@
+//! `mcp_protocol::parse` on arbitrary bytes: see `fuzz/src/parse_check.rs`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    mcp_fuzz::parse_check::run(data);
+});
