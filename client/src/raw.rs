@@ -26,8 +26,9 @@ use crate::process::{self, KillOnDrop, Process};
 
 /// Stderr lines kept for a transcript.
 const STDERR_LINES: usize = 2000;
-/// Transcript entries kept (a flood of garbage must not grow memory without bound).
-const MAX_ENTRIES: usize = 20_000;
+/// Bytes of transcript text kept from the start, and again from the end: a server that floods
+/// stdout costs at most twice this, and the report still shows how it began and ended.
+const KEEP_BYTES: usize = 256 * 1024;
 /// Longer frames are cut in the transcript (a 1 MiB echo is summarized, not stored).
 const MAX_ENTRY_TEXT: usize = 4096;
 
@@ -65,7 +66,56 @@ pub struct TranscriptEntry {
     pub text: String,
 }
 
-type Transcript = Arc<Mutex<Vec<TranscriptEntry>>>;
+type Transcript = Arc<Mutex<Log>>;
+
+/// The first [`KEEP_BYTES`] of entries, then a ring of the last [`KEEP_BYTES`]; what falls out
+/// between them is counted.
+#[derive(Debug, Default)]
+struct Log {
+    head: Vec<TranscriptEntry>,
+    head_bytes: usize,
+    tail: std::collections::VecDeque<TranscriptEntry>,
+    tail_bytes: usize,
+    dropped: usize,
+    dropped_bytes: usize,
+}
+
+impl Log {
+    fn push(&mut self, entry: TranscriptEntry) {
+        let size = entry.text.len();
+        if self.tail.is_empty() && self.head_bytes + size <= KEEP_BYTES {
+            self.head_bytes += size;
+            self.head.push(entry);
+            return;
+        }
+        self.tail_bytes += size;
+        self.tail.push_back(entry);
+        while self.tail_bytes > KEEP_BYTES {
+            let Some(old) = self.tail.pop_front() else {
+                break;
+            };
+            self.tail_bytes -= old.text.len();
+            self.dropped += 1;
+            self.dropped_bytes += old.text.len();
+        }
+    }
+
+    fn entries(&self) -> Vec<TranscriptEntry> {
+        let mut all = self.head.clone();
+        if self.dropped > 0 {
+            all.push(TranscriptEntry {
+                at_ms: self.tail.front().map_or(0.0, |e| e.at_ms),
+                direction: Direction::Event,
+                text: format!(
+                    "… {} entries ({} bytes) left out of the transcript …",
+                    self.dropped, self.dropped_bytes
+                ),
+            });
+        }
+        all.extend(self.tail.iter().cloned());
+        all
+    }
+}
 
 /// A server process with raw pipes.
 #[derive(Debug)]
@@ -256,7 +306,7 @@ impl RawConnection {
         self.transcript
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .entries()
     }
 
     fn record(&self, direction: Direction, text: String) {
@@ -281,12 +331,44 @@ fn record(log: &Transcript, started: Instant, direction: Direction, mut text: St
         text.truncate(cut);
         text.push_str(&format!("… ({total} bytes in all)"));
     }
-    let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
-    if log.len() < MAX_ENTRIES {
-        log.push(TranscriptEntry {
+    log.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(TranscriptEntry {
             at_ms: started.elapsed().as_secs_f64() * 1000.0,
             direction,
             text,
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flood_keeps_the_start_and_the_end_within_bounds() {
+        let log: Transcript = Arc::default();
+        let started = Instant::now();
+        for i in 0..10_000 {
+            record(
+                &log,
+                started,
+                Direction::Receive,
+                format!("{i:04} {}", "x".repeat(4000)),
+            );
+        }
+        let entries = log.lock().unwrap_or_else(PoisonError::into_inner).entries();
+        let bytes: usize = entries.iter().map(|e| e.text.len()).sum();
+        assert!(bytes <= 2 * KEEP_BYTES + 200, "{bytes} bytes kept");
+        assert!(entries[0].text.starts_with("0000 "));
+        assert!(entries.last().unwrap().text.starts_with("9999 "));
+        let gap = entries
+            .iter()
+            .find(|e| e.direction == Direction::Event)
+            .unwrap();
+        assert!(
+            gap.text.contains("entries") && gap.text.contains("left out"),
+            "{}",
+            gap.text
+        );
     }
 }

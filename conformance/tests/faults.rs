@@ -348,12 +348,10 @@ fn a_server_flooding_garbage_lines_is_reported_as_garbage_in_bounded_memory() {
     );
 }
 
-/// Long garbage lines (4000 bytes each): the same bound. Fails today, and not in the harness:
-/// `mcp_client::RawConnection` keeps up to 20 000 transcript entries of up to 4 KiB each per
-/// server process (~80 MiB), and `transcript()` hands out a clone of them all (another ~80 MiB
-/// while the probe cuts it down). Measured: 265 MiB peak with `--jobs 1`, 470 MiB with 4.
+/// Long garbage lines (4000 bytes each): the same bound. `mcp_client::RawConnection` keeps a
+/// transcript bounded by bytes (its start and its end); before that it kept up to 20 000
+/// entries of 4 KiB each per server process and peaked at 265 MiB here.
 #[test]
-#[ignore = "fails until mcp-client bounds its transcript by bytes (client/src/raw.rs)"]
 fn a_server_flooding_long_garbage_lines_stays_in_bounded_memory() {
     let m = run_measured(
         &["--jobs", "1", "--only", "lifecycle"],
