@@ -514,9 +514,24 @@ impl RawMessage {
 /// Not JSON (including invalid UTF-8 and trailing garbage) → [`FrameError::Parse`] (-32700);
 /// JSON of the wrong shape → [`FrameError::Invalid`] (-32600), with the id when readable.
 pub fn parse(bytes: &[u8]) -> Result<Incoming, FrameError> {
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if first == Some(&b'[') {
-        let items: Vec<Value> = serde_json::from_slice(bytes).map_err(classify)?;
+    // RFC 8259 §8.1: JSON text is UTF-8. Checked for the whole frame, because serde_json does
+    // not look inside the members it skips; then it need not check each string again.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(utf8) => {
+            // serde_json's own words and position, where it finds the problem.
+            return Err(match serde_json::from_slice::<Value>(bytes) {
+                Err(e) => FrameError::Parse(syntax_reason(&e)),
+                Ok(_) => FrameError::Parse(format!(
+                    "invalid UTF-8 at byte {} (JSON text must be UTF-8)",
+                    utf8.valid_up_to()
+                )),
+            });
+        }
+    };
+    let first = text.bytes().find(|b| !b.is_ascii_whitespace());
+    if first == Some(b'[') {
+        let items: Vec<Value> = serde_json::from_str(text).map_err(|e| classify(e, text))?;
         if items.is_empty() {
             return Err(FrameError::Invalid(InvalidMessage::new(
                 None,
@@ -532,9 +547,9 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, FrameError> {
             .collect();
         return Ok(Incoming::Batch(batch));
     }
-    let raw: RawMessage = match serde_json::from_slice(bytes) {
+    let raw: RawMessage = match serde_json::from_str(text) {
         Ok(raw) => raw,
-        Err(e) => return Err(mark_response(classify(e), bytes)),
+        Err(e) => return Err(mark_response(classify(e, text), bytes)),
     };
     raw.validate()
         .map(Incoming::Single)
@@ -554,10 +569,15 @@ fn mark_response(mut error: FrameError, bytes: &[u8]) -> FrameError {
 }
 
 /// Syntax and EOF errors mean "not JSON"; data errors mean "JSON of the wrong shape".
-fn classify(e: serde_json::Error) -> FrameError {
+fn classify(e: serde_json::Error, text: &str) -> FrameError {
     use serde_json::error::Category;
     match e.classify() {
-        Category::Data => FrameError::Invalid(InvalidMessage::new(None, shape_reason(&e))),
+        // A shape error can come before the reader reaches a syntax error later in the text
+        // (`"s"}`, `5 x`): that text is not JSON at all, which JSON-RPC answers with -32700.
+        Category::Data => match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Err(syntax) => FrameError::Parse(syntax_reason(&syntax)),
+            Ok(_) => FrameError::Invalid(InvalidMessage::new(None, shape_reason(&e))),
+        },
         Category::Syntax | Category::Eof | Category::Io => FrameError::Parse(syntax_reason(&e)),
     }
 }
