@@ -793,8 +793,20 @@ impl Shared {
             method: method.to_owned(),
             params,
         };
-        self.send(Message::Request(request).into()).await?;
-        match tokio::time::timeout(timeout, rx).await {
+        // The timeout bounds the whole call: queueing the request too, since a server that
+        // stops reading its stdin fills the write queue.
+        let deadline = tokio::time::Instant::now() + timeout;
+        let timed_out = || ClientError::Timeout {
+            method: method.to_owned(),
+            id: id.clone(),
+            after: timeout,
+        };
+        match tokio::time::timeout_at(deadline, self.send(Message::Request(request).into())).await {
+            Ok(sent) => sent?,
+            // Never queued, so there is nothing to cancel.
+            Err(_) => return Err(timed_out()),
+        }
+        match tokio::time::timeout_at(deadline, rx).await {
             Ok(Ok(response)) => response.outcome.map_err(|error| ClientError::Server {
                 method: method.to_owned(),
                 error,
@@ -806,13 +818,17 @@ impl Shared {
                         "requestId": id,
                         "reason": format!("timed out after {timeout:?}"),
                     });
-                    let _ = self.notify_raw(methods::CANCELLED, Some(params)).await;
+                    // Best effort: waiting for room in a full write queue would make the
+                    // timeout itself hang.
+                    let n = Notification {
+                        method: methods::CANCELLED.to_owned(),
+                        params: Some(params),
+                    };
+                    if self.out.try_send(Message::Notification(n).into()).is_err() {
+                        tracing::debug!(%id, "write queue full or closed: cancellation not sent");
+                    }
                 }
-                Err(ClientError::Timeout {
-                    method: method.to_owned(),
-                    id: id.clone(),
-                    after: timeout,
-                })
+                Err(timed_out())
             }
         }
     }
@@ -880,6 +896,8 @@ impl Shared {
                     );
                     Response::error(Some(request.id), error)
                 };
+                // Waits for room rather than drop the reply; while a server that stops reading
+                // its stdin blocks this, every call still ends at its own timeout.
                 let _ = self.send(reply.into()).await;
             }
             Message::Notification(n) => {
