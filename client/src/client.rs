@@ -111,6 +111,8 @@ struct Shared {
     stop_writer: CancellationToken,
     /// Cancelled when the reader has finished and every pending caller was failed.
     reader_done: CancellationToken,
+    /// Cancelled when the writer has written what was queued and closed the output.
+    writer_done: CancellationToken,
     close_requested: AtomicBool,
     /// Why the writer stopped, if it failed: the cause callers see until the reader finishes.
     write_error: Mutex<Option<String>>,
@@ -196,6 +198,7 @@ impl Client {
             out,
             stop_writer: CancellationToken::new(),
             reader_done: CancellationToken::new(),
+            writer_done: CancellationToken::new(),
             close_requested: AtomicBool::new(false),
             write_error: Mutex::new(None),
             close_report: OnceCell::new(),
@@ -950,6 +953,9 @@ impl Shared {
         let grace = self.options.close_grace;
         let (step, status) = match &self.process {
             None => {
+                // What was queued (a reply, a cancellation) is written and the output closed
+                // before this returns, so dropping the client right after loses nothing.
+                let _ = tokio::time::timeout(grace, self.writer_done.cancelled()).await;
                 let _ = tokio::time::timeout(grace, self.reader_done.cancelled()).await;
                 (CloseStep::OutputClosed, None)
             }
@@ -1067,6 +1073,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     }
     // Closing the server's stdin is the first step of the spec's shutdown sequence.
     let _ = sink.close().await;
+    shared.writer_done.cancel();
 }
 
 async fn write_frame<W: AsyncWrite + Unpin>(

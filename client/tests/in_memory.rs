@@ -11,10 +11,12 @@ use futures::StreamExt;
 use mcp_client::protocol::mcp::{ContentBlock, ProtocolVersion};
 use mcp_client::protocol::{ErrorCode, Notification, RequestId};
 use mcp_client::{
-    ClientError, ClientOptions, CloseCause, CloseStep, Connected, EraChoice, FrameDirection, State,
+    Client, ClientError, ClientOptions, CloseCause, CloseStep, Connected, EraChoice,
+    FrameDirection, State,
 };
 use mcp_echo_server::Exit;
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use common::{
     echo_in_memory, fake_server, init_result, legacy_options, quick_options, recording, within,
@@ -982,4 +984,44 @@ async fn request_ids_are_distinct_integers() {
         [1i64, 2, 3, 4].map(RequestId::from),
         "initialize, then three pings"
     );
+}
+
+/// `close()` on a `connect_io` connection returns only once what was queued is written and the
+/// output closed: dropping the client right after it loses nothing. Found by the
+/// `client_replies` fuzz target (it returned as soon as the server's output ended).
+#[tokio::test]
+async fn close_writes_everything_queued_before_it_returns() {
+    let (client_read, mut server_write) = tokio::io::duplex(1 << 20);
+    let (mut server_read, client_write) = tokio::io::duplex(64);
+    let client = Client::connect_io(client_read, client_write, ClientOptions::default());
+    let pings: String = (1..=200)
+        .map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"))
+        .collect();
+    server_write.write_all(pings.as_bytes()).await.unwrap();
+    // The replies queue up behind a 64-byte pipe nobody reads yet.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop(server_write);
+    let reader = tokio::spawn(async move {
+        let mut got = Vec::new();
+        let mut chunk = [0u8; 64];
+        loop {
+            let n = server_read.read(&mut chunk).await.unwrap();
+            if n == 0 {
+                break got;
+            }
+            got.extend_from_slice(&chunk[..n]);
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+    });
+    client.close().await;
+    drop(client);
+    let got = tokio::time::timeout(Duration::from_secs(10), reader)
+        .await
+        .expect("the client's output ends")
+        .unwrap();
+    let text = String::from_utf8(got).unwrap();
+    let expected: String = (1..=200)
+        .map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n"))
+        .collect();
+    assert_eq!(text, expected);
 }
