@@ -261,4 +261,19 @@ mod tests {
         outgoing(&mut ours, &batch);
         assert_eq!(ours, serde_json::to_vec(&batch).unwrap());
     }
+
+    /// serde_json's `float_roundtrip` (enabled for the workspace): a float in params or a
+    /// result is passed on exactly. Without it this one came back as `-5.076746870334847e-9`
+    /// (found by the `parse` fuzz target).
+    #[test]
+    fn floats_are_passed_on_exactly() {
+        let text =
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":-5.0767468703348475e-9}}"#;
+        let Ok(crate::Incoming::Single(m)) = crate::parse(text) else {
+            panic!("not a message")
+        };
+        let mut out = BytesMut::new();
+        message(&mut out, &m);
+        assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(text));
+    }
 }
