@@ -12,14 +12,10 @@
 
 mod common;
 
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use common::{find, harness, Run, RUN_LIMIT};
+use common::{find, harness, run_command, Run};
 use serde_json::Value;
 
 /// `--timeout`: each single wait of a check, in seconds.
@@ -119,59 +115,17 @@ fn run_measured(options: &[&str], target: &[String]) -> Measured {
     } else {
         Command::new(harness())
     };
-    let started = Instant::now();
-    let mut child = cmd
-        .args(&args)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let stdout = drain(child.stdout.take().unwrap());
-    let stderr = drain(child.stderr.take().unwrap());
+    cmd.args(&args);
     // Without /usr/bin/time: VmHWM only grows, so the last sample before the exit is (within
     // one sampling period) the peak.
     let mut sampled_hwm = 0;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
+    let run = run_command(cmd, args, |pid| {
         if !gnu_time.is_file() {
             if let Some(kib) = proc_status_kib(pid, "VmHWM") {
                 sampled_hwm = sampled_hwm.max(kib);
             }
         }
-        if started.elapsed() > RUN_LIMIT {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            let _ = child.wait();
-            panic!(
-                "`mcp-conformance {}` still ran after {RUN_LIMIT:?}: killed",
-                args.join(" ")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    let elapsed = started.elapsed();
-    let collect = |rx: mpsc::Receiver<String>, what: &str| {
-        rx.recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|_| panic!("the harness's {what} stayed open after it exited"))
-    };
-    let run = Run {
-        code: status
-            .code()
-            .unwrap_or_else(|| panic!("mcp-conformance was killed by a signal: {status}")),
-        stdout: collect(stdout, "stdout"),
-        stderr: collect(stderr, "stderr"),
-        args,
-        elapsed,
-    };
+    });
     let (max_rss_kib, how) = if gnu_time.is_file() {
         let text = std::fs::read_to_string(&rss_file).unwrap();
         let _ = std::fs::remove_file(&rss_file);
@@ -209,16 +163,6 @@ fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     N.fetch_add(1, Ordering::Relaxed)
-}
-
-fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        let _ = tx.send(String::from_utf8_lossy(&bytes).into_owned());
-    });
-    rx
 }
 
 /// A `kB` field of `/proc/<pid>/status`.

@@ -197,31 +197,46 @@ pub fn run<S: Into<OsString> + Clone>(args: &[S]) -> Run {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    let mut cmd = Command::new(harness());
+    cmd.args(&args);
+    run_command(cmd, shown, |_| {})
+}
+
+/// Runs `cmd` (the harness, perhaps behind a wrapper) in its own process group with stdout and
+/// stderr collected; `tick(pid)` is called every 2 ms while it runs. After [`RUN_LIMIT`] the
+/// whole group is killed and the test fails.
+pub fn run_command(mut cmd: Command, shown: Vec<String>, mut tick: impl FnMut(u32)) -> Run {
+    use std::os::unix::process::CommandExt;
     let started = Instant::now();
-    let mut child = Command::new(harness())
-        .args(&args)
+    let mut child = cmd
         .env("NO_COLOR", "1")
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap();
+    let pid = child.id();
     let stdout = drain(child.stdout.take().unwrap());
     let stderr = drain(child.stderr.take().unwrap());
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
+        tick(pid);
         if started.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                nix::sys::signal::Signal::SIGKILL,
+            );
             let _ = child.wait();
             panic!(
                 "`mcp-conformance {}` still ran after {RUN_LIMIT:?}: killed",
                 shown.join(" ")
             );
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(2));
     };
     let elapsed = started.elapsed();
     let collect = |rx: mpsc::Receiver<String>, what: &str| {
