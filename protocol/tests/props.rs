@@ -271,3 +271,13 @@ fn a_lone_surrogate_is_refused_only_where_it_is_read() {
         parse(read)
     );
 }
+
+/// Found by the 10-minute `parse` campaign: a lone surrogate in a skipped member of an object
+/// that is not a message. Not JSON to `serde_json::Value`; -32600 here (no `"jsonrpc"`), by the
+/// same choice as above. The check must accept it.
+#[test]
+fn a_skipped_lone_surrogate_in_a_non_message() {
+    let input = br#"{"":"\ud800in"}"#;
+    assert!(matches!(parse(input), Err(FrameError::Invalid(_))), "{:?}", parse(input));
+    parse_check::run(input);
+}
