@@ -18,11 +18,13 @@ use mcp_protocol::{
 };
 use serde_json::Value;
 
-/// Not a bug, a choice: a lone surrogate escape (`\uD800`–`\uDFFF`) inside a member `parse`
-/// skips is accepted (RFC 8259 §7's grammar allows it; nothing decodes that member), while
-/// serde_json's `Value`, the oracle here, refuses it. Such inputs are not held to "not JSON ⇒
-/// parse error". (Invalid UTF-8 anywhere is a parse error: fixed after this target found it.)
-pub const LONE_SURROGATES_IN_SKIPPED_MEMBERS_ACCEPTED: bool = true;
+/// Not a bug, a choice: a value that RFC 8259's grammar allows but serde_json cannot decode (a
+/// lone surrogate escape, §8.2; a number beyond f64, §6 lets implementations limit the range)
+/// is accepted inside a member `parse` skips, since nothing decodes it, while serde_json's
+/// `Value`, the oracle here, refuses the whole text. Such grammar-valid inputs are not held to
+/// "not JSON ⇒ parse error". (Invalid UTF-8 anywhere is a parse error: fixed after this target
+/// found it.)
+pub const UNDECODABLE_VALUES_IN_SKIPPED_MEMBERS_ACCEPTED: bool = true;
 
 /// Fixed (found by this target): input that is not JSON but starts like a message of the wrong
 /// shape (`5 x`, `"s"}`) was -32600 instead of -32700.
@@ -53,10 +55,9 @@ pub fn run(data: &[u8]) {
         ),
         Err(json_error) => {
             let tolerated = match &result {
-                // A skipped lone surrogate leaves the message readable (or wrongly shaped).
+                // A skipped undecodable value leaves the message readable (or wrongly shaped).
                 Ok(_) | Err(FrameError::Invalid(_))
-                    if LONE_SURROGATES_IN_SKIPPED_MEMBERS_ACCEPTED
-                        && has_surrogate_escape(data) =>
+                    if UNDECODABLE_VALUES_IN_SKIPPED_MEMBERS_ACCEPTED && grammar_valid(data) =>
                 {
                     true
                 }
@@ -248,11 +249,9 @@ fn check_invalid(inv: &InvalidMessage, v: &Value) {
 }
 
 /// Input that serde skips without validating when it is in an ignored member.
-fn has_surrogate_escape(data: &[u8]) -> bool {
-    data.windows(4).any(|w| {
-        w[0] == b'\\'
-            && w[1] == b'u'
-            && w[2].eq_ignore_ascii_case(&b'd')
-            && matches!(w[3].to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f')
-    })
+/// JSON by RFC 8259's grammar: UTF-8, and every value well formed, whether or not serde_json
+/// could decode it (serde's `IgnoredAny` checks the syntax without decoding strings or numbers).
+fn grammar_valid(data: &[u8]) -> bool {
+    std::str::from_utf8(data)
+        .is_ok_and(|text| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok())
 }
