@@ -3,6 +3,9 @@
 //! report, and temporary directories.
 #![allow(clippy::unwrap_used, dead_code)]
 
+#[path = "../../../testsupport/echo_server.rs"]
+mod echo_server_bin;
+
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -40,36 +43,7 @@ pub fn echo_server() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let profile_dir = harness().parent().unwrap().to_path_buf();
-        let bin = profile_dir.join(format!("mcp-echo-server{}", std::env::consts::EXE_SUFFIX));
-        if !bin.is_file() {
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let mut cmd = Command::new(cargo);
-            cmd.args(["build", "-p", "mcp-echo-server"])
-                .current_dir(workspace_root());
-            match profile_dir.file_name().and_then(|n| n.to_str()) {
-                Some("debug") | None => {}
-                Some("release") => {
-                    cmd.arg("--release");
-                }
-                Some(profile) => {
-                    cmd.args(["--profile", profile]);
-                }
-            }
-            if let Some(target_dir) = profile_dir.parent() {
-                cmd.arg("--target-dir").arg(target_dir);
-            }
-            let status = cmd.status().unwrap();
-            assert!(
-                status.success(),
-                "building mcp-echo-server failed: {status}"
-            );
-            assert!(
-                bin.is_file(),
-                "`cargo build -p mcp-echo-server` did not produce {}",
-                bin.display()
-            );
-        }
-        bin
+        echo_server_bin::echo_server_in(&profile_dir, &workspace_root())
     })
 }
 
