@@ -14,8 +14,10 @@ pub struct Config {
     /// How long shutdown (stdin EOF or a signal) may take to answer what was already read and
     /// flush it. MCP clients send SIGTERM 2 s after closing stdin, so this stays short.
     pub shutdown_grace: Duration,
-    /// Replies waiting for stdout. When it is full the server stops reading stdin: a client
-    /// that does not read its replies gets back-pressure, not unbounded memory.
+    /// Replies of tool calls that ran in their own task, waiting for stdout; when it is full
+    /// those tasks wait. Replies ready at once never queue: they are written before more input
+    /// is read, so a client that does not read its replies gets back-pressure, not unbounded
+    /// memory.
     pub outgoing_queue: usize,
 }
 
