@@ -1083,3 +1083,21 @@ async fn ids_are_echoed_exactly() {
         assert_eq!(done.status.code(), Some(0), "stderr: {}", done.stderr);
     }
 }
+
+/// The server grows its stdout pipe (`stdio::OUTPUT_PIPE_BYTES`) so a large reply is one
+/// `write`, and still echoes a reply larger than that pipe whole.
+#[tokio::test]
+async fn stdout_pipe_is_grown_and_large_replies_arrive_whole() {
+    use nix::fcntl::{fcntl, FcntlArg};
+    let mut s = spawn(Framing::Ndjson, &[]);
+    s.handshake("2025-11-25").await;
+    let size = fcntl(s.stdout.get_ref(), FcntlArg::F_GETPIPE_SZ).unwrap();
+    assert_eq!(size, mcp_echo_server::stdio::OUTPUT_PIPE_BYTES);
+    // Two copies of 200 000 bytes: larger than the grown pipe, so written in pieces.
+    let text = "é".repeat(100_000);
+    let raw = s.call(&echo(&json!(7), &text)).await;
+    assert_result(&raw, &json!(7), &echo_result(&text, true));
+    let done = s.finish().await;
+    assert!(done.rest.is_empty(), "{:?}", done.rest.escape_ascii());
+    assert_eq!(done.status.code(), Some(0), "stderr: {}", done.stderr);
+}

@@ -10,6 +10,7 @@
 //! (frames without an id) and exits when stdin closes, after answering everything it read.
 
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 
 use memchr::memmem;
 
@@ -22,6 +23,12 @@ const INIT_RESULT: &[u8] = br#"{"protocolVersion":"2025-11-25","capabilities":{"
 pub fn serve(content_length: bool) -> u8 {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
+    // The output pipe grown as `mcp-echo-server` grows it (its `stdio::OUTPUT_PIPE_BYTES`), so
+    // the floor keeps measuring the same pipes.
+    let _ = nix::fcntl::fcntl(
+        stdout.as_fd(),
+        nix::fcntl::FcntlArg::F_SETPIPE_SZ(256 * 1024),
+    );
     let mut input = stdin.lock();
     let mut output = stdout.lock();
     let mut buf = vec![0u8; 1 << 16];
