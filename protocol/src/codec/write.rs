@@ -146,39 +146,38 @@ pub(crate) fn string(out: &mut BytesMut, s: &str) {
 /// The index of the first byte at or after `from` that JSON must escape.
 fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
     let rest = bytes.get(from..)?;
-    // Sixteen bytes per step; a step with a hit is searched byte by byte below.
+    // 32 bytes per step: a flag per lane, OR-ed as two u128 words, with no early exit. LLVM
+    // makes that a handful of SSE2 compares (baseline on x86_64), 26 instructions per 32
+    // bytes against ~45 for the 8-byte bit trick it replaced and 43 for a fold over bools;
+    // without `unsafe`. A step with a hit is searched byte by byte.
     let mut skipped = 0;
-    for chunk in rest.chunks_exact(16) {
-        let (a, b) = chunk.split_at(8);
-        if (escape_mask(word(a)) | escape_mask(word(b))) != 0 {
+    for chunk in rest.chunks_exact(32) {
+        let mut lanes = [0u8; 32];
+        for (lane, &b) in lanes.iter_mut().zip(chunk) {
+            *lane = u8::from(needs_escape(b));
+        }
+        let (low, high) = lanes.split_at(16);
+        if (lanes16(low) | lanes16(high)) != 0 {
             break;
         }
-        skipped += 16;
+        skipped += 32;
     }
     rest[skipped..]
         .iter()
-        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .position(|&b| needs_escape(b))
         .map(|p| from + skipped + p)
 }
 
-fn word(bytes: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(bytes);
-    u64::from_ne_bytes(w)
+#[inline(always)]
+fn lanes16(lanes: &[u8]) -> u128 {
+    let mut w = [0u8; 16];
+    w.copy_from_slice(lanes);
+    u128::from_ne_bytes(w)
 }
 
-/// Nonzero if any byte of `w` is below 0x20, `"` or `\\`: "has a byte less than n" and "has a
-/// zero byte" from Hacker's Delight 6-1, exact for "any" (false hits only in the bytes after a
-/// true one, which the byte search then skips).
-fn escape_mask(w: u64) -> u64 {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    let quote = w ^ (ONES * u64::from(b'"'));
-    let backslash = w ^ (ONES * u64::from(b'\\'));
-    let control = w.wrapping_sub(ONES * 0x20);
-    (control | quote.wrapping_sub(ONES) & !quote | backslash.wrapping_sub(ONES) & !backslash)
-        & !w
-        & HIGHS
+#[inline(always)]
+fn needs_escape(b: u8) -> bool {
+    (b < 0x20) | (b == b'"') | (b == b'\\')
 }
 
 #[cfg(test)]
@@ -200,7 +199,7 @@ mod tests {
     #[test]
     fn every_ascii_and_some_unicode_escape_like_serde_json() {
         for b in 0u8..=0x7f {
-            for len in [1, 7, 8, 9, 15, 16, 17, 31, 32, 33] {
+            for len in [1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65] {
                 for pos in 0..len {
                     let mut s = "a".repeat(len);
                     s.replace_range(pos..=pos, &char::from(b).to_string());
