@@ -235,11 +235,11 @@ impl Connection {
     fn single(&mut self, message: Message) -> Option<Outgoing> {
         log_incoming(&message);
         let dispatch = self.session.handle(message);
-        self.run(dispatch).map(Outgoing::from)
+        self.run(dispatch)
     }
 
     /// Acts on a dispatch; returns the reply to send now, if any.
-    fn run(&mut self, dispatch: Dispatch) -> Option<Response> {
+    fn run(&mut self, dispatch: Dispatch) -> Option<Outgoing> {
         match dispatch {
             Dispatch::Nothing => None,
             Dispatch::Reply(r) => Some(r),
@@ -260,7 +260,7 @@ impl Connection {
                 let mut running = lock(&self.in_flight);
                 if running.contains_key(&id) {
                     let e = ServerError::DuplicateId(id.clone());
-                    return Some(Response::error(Some(id), e.to_error_object()));
+                    return Some(Response::error(Some(id), e.to_error_object()).into());
                 }
                 let in_flight = Arc::clone(&self.in_flight);
                 let tx = self.tx.clone();
@@ -299,15 +299,15 @@ impl Connection {
                 }
                 Err(invalid) => {
                     let error = FrameError::Invalid(invalid);
-                    ready.push(Response::error(
-                        error.request_id().cloned(),
-                        error.to_error_object(),
-                    ));
+                    ready.push(
+                        Response::error(error.request_id().cloned(), error.to_error_object())
+                            .into(),
+                    );
                     continue;
                 }
                 Ok(Message::Request(r)) if r.method == methods::INITIALIZE => {
                     let e = ServerError::InitializeInBatch;
-                    ready.push(Response::error(Some(r.id), e.to_error_object()));
+                    ready.push(Response::error(Some(r.id), e.to_error_object()).into());
                     continue;
                 }
                 Ok(message) => {
@@ -318,23 +318,24 @@ impl Connection {
             match dispatch {
                 // Batch members run together and are answered together; not cancellable.
                 Dispatch::Pending(_, work) => pending.push(work),
-                other => ready.extend(self.run(other)),
+                other => ready.extend(
+                    self.run(other)
+                        .into_iter()
+                        .flat_map(Outgoing::into_messages),
+                ),
             }
         }
         if pending.is_empty() {
-            return (!ready.is_empty()).then(|| batch_reply(ready));
+            return (!ready.is_empty()).then_some(Outgoing::Batch(ready));
         }
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            ready.extend(futures::future::join_all(pending).await);
-            let _ = tx.send(batch_reply(ready)).await;
+            let done = futures::future::join_all(pending).await;
+            ready.extend(done.into_iter().map(Message::Response));
+            let _ = tx.send(Outgoing::Batch(ready)).await;
         });
         None
     }
-}
-
-fn batch_reply(responses: Vec<Response>) -> Outgoing {
-    Outgoing::Batch(responses.into_iter().map(Message::Response).collect())
 }
 
 fn log_incoming(message: &Message) {

@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
+use mcp_protocol::mcp::CallToolResult;
 use mcp_protocol::mcp::{
     methods, modern, CallToolParams, CancelledParams, Implementation, InitializeParams,
     InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
     ToolsCapability,
 };
-use mcp_protocol::{Message, Notification, Request, RequestId, Response};
+use mcp_protocol::{Message, Notification, Outgoing, Request, RequestId, Response};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -56,8 +57,8 @@ enum State {
 pub enum Dispatch {
     /// Nothing to send: a notification or a response.
     Nothing,
-    /// Send this response now.
-    Reply(Response),
+    /// Send this now: a response, or a tool's result in its typed form.
+    Reply(Outgoing),
     /// Run this to completion, then send its response, unless cancelled first.
     Pending(RequestId, BoxFuture<'static, Response>),
     /// `notifications/cancelled` for this request: abort it and send nothing for it.
@@ -132,7 +133,8 @@ impl Session {
             _ => self.legacy(method, params),
         };
         match outcome {
-            Ok(Outcome::Done(value)) => Dispatch::Reply(Response::success(id, value)),
+            Ok(Outcome::Done(value)) => Dispatch::Reply(Response::success(id, value).into()),
+            Ok(Outcome::Tool(result)) => Dispatch::Reply(Outgoing::ToolResult(id, result)),
             Ok(Outcome::Running(work)) => {
                 let reply_id = id.clone();
                 Dispatch::Pending(
@@ -140,7 +142,7 @@ impl Session {
                     work.map(move |v| Response::success(reply_id, v)).boxed(),
                 )
             }
-            Err(e) => Dispatch::Reply(Response::error(Some(id), e.to_error_object())),
+            Err(e) => Dispatch::Reply(Response::error(Some(id), e.to_error_object()).into()),
         }
     }
 
@@ -178,6 +180,9 @@ impl Session {
             }
             methods::TOOLS_CALL => Ok(match self.call_tool(method, params, latest)? {
                 Outcome::Done(v) => Outcome::Done(crate::modern::complete(v, info, false)),
+                Outcome::Tool(r) => {
+                    Outcome::Done(crate::modern::complete(r.into_value(), info, false))
+                }
                 Outcome::Running(work) => {
                     let info = info.clone();
                     Outcome::Running(
@@ -299,7 +304,7 @@ impl Session {
             .get(&params.name)
             .ok_or_else(|| ServerError::UnknownTool(params.name.clone()))?;
         Ok(match tool.call(params.arguments.unwrap_or_default()) {
-            ToolCall::Ready(result) => Outcome::Done(result.for_version(version).into_value()),
+            ToolCall::Ready(result) => Outcome::Tool(result.for_version(version)),
             ToolCall::Pending(fut) => Outcome::Running(
                 fut.map(move |result| result.for_version(version).into_value())
                     .boxed(),
@@ -311,6 +316,8 @@ impl Session {
 /// A method's result: ready now, or still running (a tool call).
 enum Outcome {
     Done(Value),
+    /// A tool's result, ready now: sent in its typed form, with no `Value` tree.
+    Tool(CallToolResult),
     Running(BoxFuture<'static, Value>),
 }
 
