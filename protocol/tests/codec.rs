@@ -488,3 +488,37 @@ fn bad_content_length_values_still_skip_their_block() {
         );
     }
 }
+
+/// The Content-Length encoder leaves room for a header as wide as the last one; bodies whose
+/// length has more or fewer digits than the last (9 -> 10 -> 100 000 -> 99 bytes ...) must
+/// still get exactly `Content-Length: N\r\n\r\n` and the body, with nothing left between.
+#[test]
+fn content_length_headers_are_exact_as_body_lengths_change_width() {
+    use mcp_protocol::{RequestId, Response};
+    let mut writer = StdioCodec::new(FramingMode::ContentLength);
+    let mut out = BytesMut::new();
+    let mut expected = Vec::new();
+    // `{"jsonrpc":"2.0","id":1,"result":"…"}` is 36 bytes around the string's contents.
+    for body_len in [
+        40,
+        99,
+        100,
+        999,
+        1000,
+        100_000,
+        99,
+        36 + 9,
+        1_000_001,
+        100,
+        100,
+    ] {
+        let reply = Response::success(RequestId::from(1u64), "x".repeat(body_len - 36).into());
+        let body = serde_json::to_vec(&Message::Response(reply.clone())).unwrap();
+        assert_eq!(body.len(), body_len);
+        expected.extend_from_slice(format!("Content-Length: {body_len}\r\n\r\n").as_bytes());
+        expected.extend_from_slice(&body);
+        writer.encode(Outgoing::from(reply), &mut out).unwrap();
+        assert_eq!(out.len(), expected.len());
+    }
+    assert!(out[..] == expected[..], "encoded frames differ");
+}

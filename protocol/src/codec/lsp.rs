@@ -213,14 +213,16 @@ fn content_length(block: &[u8]) -> Result<u64, BadHeader> {
             )));
         };
         let name = line[..colon].trim_ascii();
-        if !is_token(name) {
+        // `Content-Length` is a token: the every-frame case skips the byte-class check.
+        let is_length = name.eq_ignore_ascii_case(b"content-length");
+        if !is_length && !is_token(name) {
             return Err(BadHeader::NotHeaders(format!(
                 "header line \"{}\" is not \"Name: value\" (the name is not an RFC 9110 token)",
                 snippet(line)
             )));
         }
         let value = line[colon + 1..].trim_ascii();
-        if !name.eq_ignore_ascii_case(b"content-length") {
+        if !is_length {
             continue; // Content-Type (any charset) and unknown headers are tolerated.
         }
         if length.is_some() {
@@ -234,9 +236,11 @@ fn content_length(block: &[u8]) -> Result<u64, BadHeader> {
                 snippet(value)
             )));
         }
-        let n = std::str::from_utf8(value)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
+        let n = value
+            .iter()
+            .try_fold(0u64, |n, d| {
+                n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+            })
             .ok_or_else(|| {
                 BadHeader::BadLength(format!("Content-Length {} is out of range", snippet(value)))
             })?;
@@ -294,6 +298,11 @@ mod tests {
     fn header_parsing() {
         assert_eq!(content_length(b"Content-Length: 12\r\n\r\n"), Ok(12));
         assert_eq!(content_length(b"content-length:7\n\n"), Ok(7));
+        assert_eq!(content_length(b"Content-Length: 007\r\n\r\n"), Ok(7));
+        assert_eq!(
+            content_length(b"Content-Length: 18446744073709551615\r\n\r\n"),
+            Ok(u64::MAX)
+        );
         assert_eq!(
             content_length(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nCONTENT-LENGTH: 3\r\n\r\n"),
             Ok(3)

@@ -88,6 +88,8 @@ pub struct StdioCodec {
     headers: lsp::HeaderDecoder,
     /// Report what a lenient reader skips between messages (see [`StdioCodec::strict`]).
     strict: bool,
+    /// Digits of the last Content-Length written: the guess for the next header's width.
+    length_digits: usize,
 }
 
 impl Default for StdioCodec {
@@ -106,6 +108,7 @@ impl StdioCodec {
             lines: ndjson::LineDecoder::default(),
             headers: lsp::HeaderDecoder::default(),
             strict: false,
+            length_digits: 1,
         }
     }
 
@@ -251,17 +254,47 @@ impl Encoder<Outgoing> for StdioCodec {
                 dst.put_u8(b'\n');
             }
             Framing::ContentLength => {
-                // The body goes first, then its header is appended and rotated in front of
-                // it: one move of the body instead of a temporary buffer.
+                // The header's width depends on the body's length, known once the body is
+                // written. Room for a header as wide as the last one is left in front; when
+                // the guess holds (replies on one connection are alike) nothing moves,
+                // otherwise the body is moved once.
+                const PREFIX: &[u8] = b"Content-Length: ";
                 let start = dst.len();
+                let room = PREFIX.len() + self.length_digits + 4;
+                dst.put_bytes(0, room);
                 write::outgoing(dst, &item);
-                let body = dst.len() - start;
-                let header = format!("Content-Length: {body}\r\n\r\n");
-                dst.put_slice(header.as_bytes());
-                dst[start..].rotate_right(header.len());
+                let end = dst.len();
+                let mut digits = [0u8; 20];
+                let length = decimal(end - start - room, &mut digits);
+                let header = PREFIX.len() + length.len() + 4;
+                if header != room {
+                    if header > room {
+                        dst.put_bytes(0, header - room);
+                    }
+                    dst.copy_within(start + room..end, start + header);
+                    dst.truncate(end - room + header);
+                }
+                let at = &mut dst[start..start + header];
+                at[..PREFIX.len()].copy_from_slice(PREFIX);
+                at[PREFIX.len()..header - 4].copy_from_slice(length);
+                at[header - 4..].copy_from_slice(b"\r\n\r\n");
+                self.length_digits = length.len();
             }
         }
         Ok(())
+    }
+}
+
+/// `n` in decimal, written at the end of `buf`.
+fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
     }
 }
 
