@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Peer comparison: ours (both framings), rmcp stdio() and stdio_pipes(), the TypeScript SDK,
-# the Python SDK and the floor (mcp-conformance bench --floor), run INTERLEAVED
-# (A B C … A B C …) for R rounds, each invocation one fresh run (--runs 1 --format json) with
-# payloads 64 and 16384 B and windows 1 and 64. Raw JSON goes to bench/results/<stamp>/;
+# the Python SDK and the floor (mcp-conformance bench --floor), run INTERLEAVED for R rounds
+# (A B C, B C A, ...: each round starts one server further on), each invocation one fresh run
+# (--runs 1 --format json) with payloads 64 and 16384 B and windows 1 and 64. Raw JSON goes to bench/results/<stamp>/;
 # bench/summarize.py takes medians across rounds and writes its section of BENCHMARKS.md
 # (between marker comments; the rest of the file, e.g. notes on optimisations, is kept).
 #
@@ -72,8 +72,11 @@ json_str() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; 
 
 start=$(date +%s)
 cut -d" " -f1-3 /proc/loadavg > "$dir/loadavg-start" 2>/dev/null || true
+n=${#servers[@]}
 for r in $(seq 1 "$rounds"); do
-  for s in "${servers[@]}"; do
+  # Each round starts one server further on (A B C, B C A, ...): no server is always first.
+  for i in $(seq 0 $((n - 1))); do
+    s=${servers[$(( (i + r - 1) % n ))]}
     # shellcheck disable=SC2206  # the paths here have no spaces
     a=($(args_for "$s"))
     cmd=("$bench" bench "${common[@]}" "${a[@]}")

@@ -261,9 +261,10 @@ def main():
     w("### How it was measured\n")
     w(f"```\nbench/setup.sh\n{args.invocation}\n```\n")
     seq = sorted({m.get("sequential_calls") for m in manifest if m.get("sequential_calls")})
-    w(f"{args.rounds} rounds; in each round every server is benched once, in the order "
-      f"{', '.join(s for s, _ in SERVERS)} (interleaved, A B C … A B C …, so drift on the machine "
-      "hits everyone alike). Each invocation is one run (`--runs 1 --format json`) in a fresh server "
+    w(f"{args.rounds} rounds; in each round every server is benched once: round 1 in the order "
+      f"{', '.join(s for s, _ in SERVERS)}, each later round starting one server further on "
+      "(A B C, B C A, C A B …), so drift on the machine hits everyone alike and no server is always "
+      "the first or the last of a round. Each invocation is one run (`--runs 1 --format json`) in a fresh server "
       "process that is measured at payloads 64 B and 16 KiB and windows 1 (sequential round trips) "
       "and 64 (pipelined); the numbers below are medians across rounds (throughput also shows "
       "min–max across rounds). "
