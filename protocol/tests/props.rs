@@ -8,6 +8,8 @@
 //!   `Content-Length` streams); the buffer stays within `max_message + max_header`.
 //! * Parser: any bytes and generated JSON (message-shaped or not, batches) are classified
 //!   consistently with serde_json, and every parsed message round-trips with its id intact.
+//! * Encoder: messages, batches and typed tool results are written as serde_json's text in
+//!   their frame, and decode back frame by frame.
 #![allow(clippy::unwrap_used)]
 
 #[path = "../../fuzz/src/input.rs"]
@@ -19,10 +21,16 @@ mod codec_check;
 #[path = "../../fuzz/src/parse_check.rs"]
 mod parse_check;
 
+use bytes::BytesMut;
 use codec_check::{Expect, Scenario};
-use mcp_protocol::{parse, FrameError, FramingMode, Incoming, Message};
+use mcp_protocol::codec::RawCodec;
+use mcp_protocol::mcp::{CallToolResult, ContentBlock};
+use mcp_protocol::{
+    parse, FrameError, FramingMode, Incoming, Message, Outgoing, RequestId, StdioCodec,
+};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
+use tokio_util::codec::{Decoder, Encoder};
 
 /// Any JSON value, a few levels deep, with awkward strings and numbers.
 fn arb_json() -> impl Strategy<Value = Value> {
@@ -201,6 +209,83 @@ proptest! {
         prop_assert!(!matches!(parse(&text), Err(FrameError::Parse(_))));
         parse_check::run(&text);
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The encoder, in both framings, writes each outgoing frame as exactly serde_json's text of
+    /// it in its frame (Content-Length: the body's byte count, however the length's width
+    /// changes from one frame to the next), and the decoder reads the stream back frame by
+    /// frame. Typed tool results are written as their `Value` form.
+    #[test]
+    fn encoded_frames_are_serde_text_and_decode_back(
+        items in prop::collection::vec(arb_outgoing(), 1..12),
+        lsp in any::<bool>(),
+    ) {
+        let mode = if lsp { FramingMode::ContentLength } else { FramingMode::Ndjson };
+        let mut writer = StdioCodec::new(mode);
+        let mut out = BytesMut::new();
+        let mut expected = Vec::new();
+        let mut bodies = Vec::new();
+        for item in &items {
+            let body = serde_json::to_vec(item).unwrap();
+            if lsp {
+                expected.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+                expected.extend_from_slice(&body);
+            } else {
+                expected.extend_from_slice(&body);
+                expected.push(b'\n');
+            }
+            writer.encode(item.clone(), &mut out).unwrap();
+            bodies.push(body);
+        }
+        prop_assert!(out[..] == expected[..], "encoded stream differs from serde_json's text");
+        let mut reader = RawCodec(StdioCodec::new(mode).with_max_message_bytes(1 << 20));
+        for body in bodies {
+            let frame = reader.decode(&mut out).unwrap().expect("a whole frame").unwrap();
+            prop_assert_eq!(&frame[..], &body[..]);
+        }
+        prop_assert!(out.is_empty());
+    }
+}
+
+/// A message, a batch, or a typed tool result with a text of up to 100 or around 2 000 or
+/// 10 000 repeats (so the Content-Length digits change width between frames).
+fn arb_outgoing() -> impl Strategy<Value = Outgoing> {
+    let message = || {
+        arb_message().prop_filter_map("not a message", |v| {
+            match parse(&serde_json::to_vec(&v).unwrap()) {
+                Ok(Incoming::Single(m)) => Some(m),
+                _ => None,
+            }
+        })
+    };
+    let len = prop_oneof![3 => 0usize..400, 1 => 7_990usize..8_010, 1 => 39_990usize..40_010];
+    let text = (len, "[a-z\"\\\\\n\u{1}é🦀]{0,3}").prop_map(|(n, s)| s.repeat(n / 4 + 1));
+    let id = prop_oneof![
+        any::<u64>().prop_map(RequestId::from),
+        any::<i64>().prop_map(RequestId::from),
+        "[a-z]{0,8}".prop_map(|s| RequestId::from(s.as_str())),
+    ];
+    let tool = (id, text, any::<bool>(), prop::option::of(any::<bool>())).prop_map(
+        |(id, text, structured, is_error)| {
+            let structured_content = structured.then(|| json!({ "text": text }));
+            Outgoing::ToolResult(
+                id,
+                CallToolResult {
+                    content: vec![ContentBlock::text(text)],
+                    structured_content,
+                    is_error,
+                },
+            )
+        },
+    );
+    prop_oneof![
+        2 => message().prop_map(Outgoing::Single),
+        1 => prop::collection::vec(message(), 1..4).prop_map(Outgoing::Batch),
+        2 => tool,
+    ]
 }
 
 /// Found by the `codec` fuzz target: in strict mode a first header line longer than the header
