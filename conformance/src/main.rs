@@ -170,6 +170,10 @@ struct BenchCli {
     #[arg(long, value_name = "R", default_value_t = 3)]
     runs: usize,
 
+    /// Unmeasured starts (spawn, initialize, close) before the runs, so start times are warm.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    warmup: usize,
+
     /// Report format on stdout (json: schema mcp-conformance/bench/v1).
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     format: FormatArg,
@@ -472,6 +476,7 @@ fn run_bench(cli: BenchCli) -> u8 {
         windows: cli.window.clone(),
         payloads: cli.payload.clone(),
         runs: cli.runs,
+        warmup: cli.warmup,
         wait: Duration::from_secs_f64(cli.timeout),
         progress: bench::progress_wanted(),
     };

@@ -184,6 +184,57 @@ fn bench_fails(target: &[String], extra: &[&str], needle: &str) {
     );
 }
 
+/// `--warmup N` starts the server N times, unmeasured, before the runs: counted by a wrapper
+/// that notes each start in a file and then runs the bundled server.
+#[test]
+fn warmup_starts_come_before_the_runs_and_are_counted_exactly() {
+    let server = echo_server();
+    for (warmup, runs) in [(0usize, 1usize), (2, 1), (1, 2)] {
+        let log = std::env::temp_dir().join(format!(
+            "mcp-bench-starts-{}-{warmup}-{runs}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&log);
+        let script =
+            "import os, sys; open(sys.argv[1], 'a').write('start\\n'); os.execv(sys.argv[2], [sys.argv[2]])";
+        let args: Vec<String> = [
+            "bench",
+            "--calls",
+            "50",
+            "--window",
+            "4",
+            "--timeout",
+            "5",
+            "--format",
+            "json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            "--warmup".into(),
+            warmup.to_string(),
+            "--runs".into(),
+            runs.to_string(),
+            "--".into(),
+            "python3".into(),
+            "-S".into(),
+            "-c".into(),
+            script.to_string(),
+            log.display().to_string(),
+            server.display().to_string(),
+        ])
+        .collect();
+        let run = run(&args);
+        assert_eq!(run.code, 0, "{}", shown(&run));
+        let starts = std::fs::read_to_string(&log).unwrap().lines().count();
+        let _ = std::fs::remove_file(&log);
+        assert_eq!(starts, warmup + runs, "{}", shown(&run));
+        let report = run.json();
+        assert_eq!(report["warmup"], warmup, "{}", shown(&run));
+        assert_eq!(report["runs"], runs, "{}", shown(&run));
+    }
+}
+
 #[test]
 fn a_wrong_id_fails_the_run() {
     bench_fails(

@@ -35,6 +35,10 @@ pub struct BenchConfig {
     pub windows: Vec<usize>,
     pub payloads: Vec<usize>,
     pub runs: usize,
+    /// Unmeasured starts before the runs (spawn, `initialize`, close), so start times are
+    /// not those of a binary run for the first time in a while or of a machine still busy
+    /// with what ran before: the floor, the bench binary itself, is always warm.
+    pub warmup: usize,
     pub wait: Duration,
     pub progress: bool,
 }
@@ -89,6 +93,20 @@ impl std::fmt::Display for BenchError {
 
 /// Runs every run; stops at the first verification failure.
 pub fn run(config: &BenchConfig) -> Result<Vec<RunResult>, BenchError> {
+    for w in 0..config.warmup {
+        if config.progress {
+            eprint!(
+                "\r\x1b[Kbench {}: warm-up start {}/{}",
+                config.label,
+                w + 1,
+                config.warmup
+            );
+        }
+        warm_up(config).map_err(|e| match e {
+            DriveError::Start(m) => BenchError::Start(m),
+            DriveError::Verify(m) => BenchError::Verify(format!("warm-up start: {m}")),
+        })?;
+    }
     let mut runs = Vec::with_capacity(config.runs);
     for r in 0..config.runs {
         let result = run_once(config, r).map_err(|e| match e {
@@ -169,8 +187,28 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// Starts the server, waits for its `initialize` reply, closes its stdin and waits for it to
+/// exit; nothing is measured.
+fn warm_up(config: &BenchConfig) -> Result<(), DriveError> {
+    let (mut server, _) = start(config)?;
+    server.close_stdin();
+    while !server.stdout_closed() {
+        server.pump()?;
+        while server.next_frame()?.is_some() {}
+    }
+    server.wait_exit(config.wait);
+    Ok(())
+}
+
 fn run_once(config: &BenchConfig, run: usize) -> Result<RunResult, DriveError> {
     progress(config, run, "starting");
+    let (server, start_ms) = start(config)?;
+    run_started(config, run, server, start_ms)
+}
+
+/// Spawns the server and sends `initialize`; returns it with the milliseconds from the spawn
+/// to the reply.
+fn start(config: &BenchConfig) -> Result<(Server, f64), DriveError> {
     let spawned = Instant::now();
     let mut server = Server::spawn(&config.target, config.framing, config.wait)?;
     let init = format!(
@@ -204,6 +242,16 @@ fn run_once(config: &BenchConfig, run: usize) -> Result<RunResult, DriveError> {
             break 'init spawned.elapsed().as_secs_f64() * 1e3;
         }
     };
+    Ok((server, start_ms))
+}
+
+/// The measurements of one run, on a server that answered `initialize`.
+fn run_started(
+    config: &BenchConfig,
+    run: usize,
+    mut server: Server,
+    start_ms: f64,
+) -> Result<RunResult, DriveError> {
     server.queue_json(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
 
     let mut verifier = Verifier::default();

@@ -12,6 +12,7 @@
 //!   "sequentialCalls": 5000,                        // per window-1 cell (capped)
 //!   "eofBurst": 1000,
 //!   "runs": 3,
+//!   "warmup": 1,                                    // unmeasured starts before the runs
 //!   "results": [
 //!     {"payload": 64, "window": 1,
 //!      "p50Us": S, "p99Us": S, "meanUs": S, "callsPerSec": S,
@@ -83,6 +84,7 @@ pub fn json(config: &BenchConfig, runs: &[RunResult]) -> Value {
         "sequentialCalls": config.sequential_calls(),
         "eofBurst": EOF_BURST,
         "runs": runs.len(),
+        "warmup": config.warmup,
         "results": results,
         "startMs": top(&|r| Some(r.start_ms)),
         "peakRssKiB": top(&|r| r.peak_rss_kib),
