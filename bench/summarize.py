@@ -160,7 +160,9 @@ def versions(root):
     out.append(("mcp-echo-server", sh([os.path.join(root, "target/release/mcp-echo-server"), "--version"])))
     out.append(("mcp-conformance", sh([os.path.join(root, "target/release/mcp-conformance"), "--version"])))
     commit = sh(["git", "-C", root, "rev-parse", "--short", "HEAD"])
-    dirty = sh(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"])
+    # BENCHMARKS.md itself is not what was measured: changes to it do not count.
+    dirty = sh(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                ":(exclude)BENCHMARKS.md"])
     out.append(("repository", f"{commit}{' + uncommitted changes' if dirty else ''}"))
     return out
 
