@@ -6,9 +6,9 @@
 //! task. Frames that are already readable are handled without waiting, and their replies
 //! go out in writes of about [`WRITE_AT`] bytes, so a burst of small requests costs a few
 //! `write`s and the client can read the first replies while later ones are being made.
-//! Output is written before more input is read, and
-//! replies of running tool calls come through a bounded queue: a client that stops reading
-//! its replies stops the server reading requests instead of growing its memory.
+//! Output is written before more input is read, and replies of running tool calls come
+//! through a bounded queue: a client that stops reading its replies stops the server reading
+//! requests instead of growing its memory.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -55,8 +55,8 @@ type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
 /// requests in flight reads and answers the first replies while the server makes the rest,
 /// and both sides work at once. A write still carries about a dozen small replies. 64 B
 /// echoes at window 64 on 2 cores: 0.44-0.49 M calls/s with 64 KiB here (one write per
-/// burst, client and server taking turns), 0.84-0.86 M with 2 KiB, at the same CPU time per
-/// call (BENCHMARKS.md).
+/// burst, client and server taking turns), 0.98-1.04 M with 2 KiB, at the same CPU time per
+/// call; 8, 4 and 1 KiB were measured too (BENCHMARKS.md).
 const WRITE_AT: usize = 2 * 1024;
 
 /// The output buffer's capacity, kept across writes: a 16 KiB echo's reply fits.

@@ -8,11 +8,10 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use mcp_protocol::mcp::CallToolResult;
 use mcp_protocol::mcp::{
-    methods, modern, CallToolParams, CancelledParams, Implementation, InitializeParams,
-    InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion, ServerCapabilities,
-    ToolsCapability,
+    methods, modern, CallToolParams, CallToolResult, CancelledParams, Implementation,
+    InitializeParams, InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion,
+    ServerCapabilities, ToolsCapability,
 };
 use mcp_protocol::{Message, Notification, Outgoing, Request, RequestId, Response};
 use serde::de::DeserializeOwned;
