@@ -187,15 +187,12 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
-/// Starts the server, waits for its `initialize` reply, closes its stdin and waits for it to
-/// exit; nothing is measured.
+/// Starts the server, waits for its `initialize` reply, closes its stdin and gives it the
+/// run's timeout to exit before it is killed; nothing is measured. Exiting at EOF is judged
+/// by the runs, not here.
 fn warm_up(config: &BenchConfig) -> Result<(), DriveError> {
     let (mut server, _) = start(config)?;
     server.close_stdin();
-    while !server.stdout_closed() {
-        server.pump()?;
-        while server.next_frame()?.is_some() {}
-    }
     server.wait_exit(config.wait);
     Ok(())
 }
