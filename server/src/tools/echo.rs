@@ -55,40 +55,42 @@ impl Tool for Echo {
         &self.definition
     }
 
-    fn call(&self, mut arguments: Map<String, Value>) -> ToolCall {
+    fn call(&self, arguments: Map<String, Value>) -> ToolCall {
         const USAGE: &str = r#"Call echo with {"text": "<the text to echo>"}."#;
-        let text = arguments.remove("text");
-        if !arguments.is_empty() {
-            let extra: Vec<String> = arguments.keys().map(|k| format!("`{k}`")).collect();
-            return ToolCall::Ready(CallToolResult::error(format!(
+        let extra: Vec<String> = arguments
+            .keys()
+            .filter(|k| *k != "text")
+            .map(|k| format!("`{k}`"))
+            .collect();
+        let result = if !extra.is_empty() {
+            CallToolResult::error(format!(
                 "Invalid arguments for tool echo: unexpected propert{} {}; echo accepts only `text`. {USAGE}",
                 if extra.len() == 1 { "y" } else { "ies" },
                 extra.join(", ")
-            )));
-        }
-        let result = match text {
-            Some(Value::String(text)) => {
-                let structured = json!({ "text": text });
-                CallToolResult {
-                    content: vec![mcp::ContentBlock::text(text)],
-                    structured_content: Some(structured),
+            ))
+        } else {
+            match arguments.get("text") {
+                Some(Value::String(text)) => CallToolResult {
+                    content: vec![mcp::ContentBlock::text(text.clone())],
+                    // `{"text": s}` is already the structured content: reused, not rebuilt.
+                    structured_content: Some(Value::Object(arguments)),
                     is_error: None,
-                }
+                },
+                None => CallToolResult::error(format!(
+                    "Invalid arguments for tool echo: missing required property `text` (a string). {USAGE}"
+                )),
+                Some(other) => CallToolResult::error(format!(
+                    "Invalid arguments for tool echo: `text` must be a string, got {}. {USAGE}",
+                    match other {
+                        Value::Null => "null",
+                        Value::Bool(_) => "a boolean",
+                        Value::Number(_) => "a number",
+                        Value::Array(_) => "an array",
+                        Value::Object(_) => "an object",
+                        Value::String(_) => "a string",
+                    }
+                )),
             }
-            None => CallToolResult::error(format!(
-                "Invalid arguments for tool echo: missing required property `text` (a string). {USAGE}"
-            )),
-            Some(other) => CallToolResult::error(format!(
-                "Invalid arguments for tool echo: `text` must be a string, got {}. {USAGE}",
-                match other {
-                    Value::Null => "null",
-                    Value::Bool(_) => "a boolean",
-                    Value::Number(_) => "a number",
-                    Value::Array(_) => "an array",
-                    Value::Object(_) => "an object",
-                    Value::String(_) => "a string",
-                }
-            )),
         };
         ToolCall::Ready(result)
     }
