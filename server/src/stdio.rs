@@ -62,10 +62,18 @@ fn reopen_pipe(fd: u32, write: bool) -> Option<std::fs::File> {
 /// the large payloads twice (content and `structuredContent`).
 pub const OUTPUT_PIPE_BYTES: i32 = 256 * 1024;
 
-/// Best effort: an unprivileged process past its pipe-page limit gets `EPERM`, a kernel
-/// without `F_SETPIPE_SZ` `EINVAL`; either way the pipe stays as it was.
+/// Only ever grows: a pipe the host made bigger already is left as it is (`F_SETPIPE_SZ`
+/// would shrink it). Best effort: an unprivileged process past its pipe-page limit gets
+/// `EPERM`, a kernel without `F_SETPIPE_SZ` `EINVAL`; either way the pipe stays as it was.
 fn grow(pipe: &std::fs::File) {
-    match nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(OUTPUT_PIPE_BYTES)) {
+    use nix::fcntl::{fcntl, FcntlArg};
+    if let Ok(bytes) = fcntl(pipe, FcntlArg::F_GETPIPE_SZ) {
+        if bytes >= OUTPUT_PIPE_BYTES {
+            tracing::debug!(bytes, "stdout pipe already large enough");
+            return;
+        }
+    }
+    match fcntl(pipe, FcntlArg::F_SETPIPE_SZ(OUTPUT_PIPE_BYTES)) {
         Ok(bytes) => tracing::debug!(bytes, "stdout pipe grown"),
         Err(e) => tracing::debug!("stdout pipe left at its size: F_SETPIPE_SZ failed ({e})"),
     }

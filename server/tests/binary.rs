@@ -1101,3 +1101,47 @@ async fn stdout_pipe_is_grown_and_large_replies_arrive_whole() {
     assert!(done.rest.is_empty(), "{:?}", done.rest.escape_ascii());
     assert_eq!(done.status.code(), Some(0), "stderr: {}", done.stderr);
 }
+
+/// A stdout pipe the host made bigger than `OUTPUT_PIPE_BYTES` already is not shrunk.
+#[test]
+fn a_larger_stdout_pipe_is_left_as_it_is() {
+    use nix::fcntl::{fcntl, FcntlArg};
+    use std::io::{BufRead, Write};
+    let (read, write) = nix::unistd::pipe().unwrap();
+    let big = 4 * mcp_echo_server::stdio::OUTPUT_PIPE_BYTES;
+    assert_eq!(fcntl(&write, FcntlArg::F_SETPIPE_SZ(big)).unwrap(), big);
+    let mut child = std::process::Command::new(BIN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(format!("{}\n", initialize(1, "2025-11-25")).as_bytes())
+        .unwrap();
+    // The reply proves the server set its pipes up; read it on a thread, bounded by TIMEOUT.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::fs::File::from(read.try_clone().unwrap());
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(reader).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(TIMEOUT).expect("no initialize reply");
+    assert!(line.contains(r#""id":1,"result""#), "{line}");
+    assert_eq!(fcntl(&read, FcntlArg::F_GETPIPE_SZ).unwrap(), big);
+    drop(stdin);
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no exit after stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(status.success(), "{status}");
+}

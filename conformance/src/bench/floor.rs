@@ -23,12 +23,15 @@ const INIT_RESULT: &[u8] = br#"{"protocolVersion":"2025-11-25","capabilities":{"
 pub fn serve(content_length: bool) -> u8 {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
-    // The output pipe grown as `mcp-echo-server` grows it (its `stdio::OUTPUT_PIPE_BYTES`), so
-    // the floor keeps measuring the same pipes.
-    let _ = nix::fcntl::fcntl(
-        stdout.as_fd(),
-        nix::fcntl::FcntlArg::F_SETPIPE_SZ(256 * 1024),
-    );
+    // The output pipe grown as `mcp-echo-server` grows it (its `stdio::OUTPUT_PIPE_BYTES`, and
+    // never shrunk), so the floor keeps measuring the same pipes.
+    {
+        use nix::fcntl::{fcntl, FcntlArg};
+        const GROWN: i32 = 256 * 1024;
+        if fcntl(stdout.as_fd(), FcntlArg::F_GETPIPE_SZ).is_ok_and(|bytes| bytes < GROWN) {
+            let _ = fcntl(stdout.as_fd(), FcntlArg::F_SETPIPE_SZ(GROWN));
+        }
+    }
     let mut input = stdin.lock();
     let mut output = stdout.lock();
     let mut buf = vec![0u8; 1 << 16];
