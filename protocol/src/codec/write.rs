@@ -19,16 +19,7 @@ use crate::message::{Message, Outgoing};
 pub(crate) fn outgoing(out: &mut BytesMut, outgoing: &Outgoing) {
     match outgoing {
         Outgoing::Single(m) => message(out, m),
-        Outgoing::Batch(ms) => {
-            out.put_u8(b'[');
-            for (i, m) in ms.iter().enumerate() {
-                if i > 0 {
-                    out.put_u8(b',');
-                }
-                message(out, m);
-            }
-            out.put_u8(b']');
-        }
+        Outgoing::Batch(ms) => delimited(out, b"[]", ms, message),
         Outgoing::ToolResult(id, result) => {
             out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
             serde(out, id);
@@ -43,22 +34,16 @@ pub(crate) fn outgoing(out: &mut BytesMut, outgoing: &Outgoing) {
 /// `serde_json::Map` holds them (`content`, `isError`, `structuredContent`; a text block's
 /// `text` before `type`).
 fn tool_result(out: &mut BytesMut, result: &CallToolResult) {
-    out.extend_from_slice(br#"{"content":["#);
-    for (i, block) in result.content.iter().enumerate() {
-        if i > 0 {
-            out.put_u8(b',');
+    out.extend_from_slice(br#"{"content":"#);
+    delimited(out, b"[]", &result.content, |out, block| match block {
+        ContentBlock::Text { text } => {
+            out.extend_from_slice(br#"{"text":"#);
+            string(out, text);
+            out.extend_from_slice(br#","type":"text"}"#);
         }
-        match block {
-            ContentBlock::Text { text } => {
-                out.extend_from_slice(br#"{"text":"#);
-                string(out, text);
-                out.extend_from_slice(br#","type":"text"}"#);
-            }
-            // Not on a hot path: exactly what `into_value` makes of them.
-            other => value(out, &serde_json::to_value(other).unwrap_or(Value::Null)),
-        }
-    }
-    out.put_u8(b']');
+        // Not on a hot path: exactly what `into_value` makes of them.
+        other => value(out, &serde_json::to_value(other).unwrap_or(Value::Null)),
+    });
     if let Some(is_error) = result.is_error {
         out.extend_from_slice(if is_error {
             br#","isError":true"#
@@ -121,29 +106,30 @@ pub(crate) fn value(out: &mut BytesMut, v: &Value) {
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(n) => serde(out, n),
         Value::String(s) => string(out, s),
-        Value::Array(items) => {
-            out.put_u8(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.put_u8(b',');
-                }
-                value(out, item);
-            }
-            out.put_u8(b']');
-        }
-        Value::Object(map) => {
-            out.put_u8(b'{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.put_u8(b',');
-                }
-                string(out, k);
-                out.put_u8(b':');
-                value(out, item);
-            }
-            out.put_u8(b'}');
-        }
+        Value::Array(items) => delimited(out, b"[]", items, value),
+        Value::Object(map) => delimited(out, b"{}", map, |out, (k, item)| {
+            string(out, k);
+            out.put_u8(b':');
+            value(out, item);
+        }),
     }
+}
+
+/// Appends `items` between the two bytes of `brackets`, separated by commas.
+fn delimited<I: IntoIterator>(
+    out: &mut BytesMut,
+    brackets: &[u8; 2],
+    items: I,
+    mut each: impl FnMut(&mut BytesMut, I::Item),
+) {
+    out.put_u8(brackets[0]);
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.put_u8(b',');
+        }
+        each(out, item);
+    }
+    out.put_u8(brackets[1]);
 }
 
 /// Small values (ids, numbers, error objects) that serde_json writes as they always were.
