@@ -102,25 +102,26 @@ pub fn run(config: &BenchConfig) -> Result<Vec<RunResult>, BenchError> {
                 config.warmup
             );
         }
-        warm_up(config).map_err(|e| match e {
-            DriveError::Start(m) => BenchError::Start(m),
-            DriveError::Verify(m) => BenchError::Verify(format!("warm-up start: {m}")),
-        })?;
+        warm_up(config).map_err(|e| failed(e, || "warm-up start".to_owned()))?;
     }
     let mut runs = Vec::with_capacity(config.runs);
     for r in 0..config.runs {
-        let result = run_once(config, r).map_err(|e| match e {
-            DriveError::Start(m) => BenchError::Start(m),
-            DriveError::Verify(m) => {
-                BenchError::Verify(format!("run {} of {}: {m}", r + 1, config.runs))
-            }
-        });
+        let result = run_once(config, r)
+            .map_err(|e| failed(e, || format!("run {} of {}", r + 1, config.runs)));
         if config.progress {
             eprint!("\r\x1b[K");
         }
         runs.push(result?);
     }
     Ok(runs)
+}
+
+/// A driver error as the bench reports it; a failed check names where it happened.
+fn failed(e: DriveError, during: impl FnOnce() -> String) -> BenchError {
+    match e {
+        DriveError::Start(m) => BenchError::Start(m),
+        DriveError::Verify(m) => BenchError::Verify(format!("{}: {m}", during())),
+    }
 }
 
 fn progress(config: &BenchConfig, run: usize, what: &str) {
