@@ -10,9 +10,11 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use mcp_protocol::Framing;
+use memchr::memmem;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{killpg, Signal};
@@ -193,30 +195,31 @@ impl Verifier {
     }
 
     fn fast(&mut self, frame: &[u8], payload: usize) -> Option<u64> {
-        const KEY: &[u8] = b"\"text\":\"";
-        let at = memchr::memmem::find(frame, KEY)? + KEY.len();
-        let end = at + memchr::memchr(b'"', &frame[at..])?;
-        let raw = &frame[at..end];
-        let dot = memchr::memchr(b'.', raw)?;
-        let id: u64 = std::str::from_utf8(&raw[..dot]).ok()?.parse().ok()?;
-        if !self.is_text(raw, id, payload) {
+        let key = &*TEXT_KEY;
+        let at = key.find(frame)? + key.needle().len();
+        // The id the text names gives its whole length: no scan for the closing quote.
+        let digits_end = frame.len().min(at + 21);
+        let dot = at + memchr::memchr(b'.', &frame[at..digits_end])?;
+        let id: u64 = std::str::from_utf8(&frame[at..dot]).ok()?.parse().ok()?;
+        let end = at + text_len(id, payload);
+        if frame.get(end) != Some(&b'"') || !self.is_text(&frame[at..end], id, payload) {
             return None;
         }
+        let raw = &frame[at..end];
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        let mut from = 0;
-        for hit in memchr::memmem::find_iter(frame, KEY) {
-            let start = hit + KEY.len();
-            if start < from {
-                continue;
-            }
-            if frame.len() > start + raw.len()
-                && &frame[start..start + raw.len()] == raw
-                && frame[start + raw.len()] == b'"'
-            {
+        // Cut out every copy of the text; the search resumes after each copy, not inside it.
+        let (mut from, mut search) = (0, 0);
+        while let Some(hit) = key.find(&frame[search..]).map(|h| h + search) {
+            let start = hit + key.needle().len();
+            let stop = start + raw.len();
+            if frame.get(start..stop) == Some(raw) && frame.get(stop) == Some(&b'"') {
                 scratch.extend_from_slice(&frame[from..start]);
                 scratch.extend_from_slice(SENTINEL);
-                from = start + raw.len();
+                from = stop;
+                search = stop;
+            } else {
+                search = hit + 1;
             }
         }
         scratch.extend_from_slice(&frame[from..]);
@@ -238,6 +241,10 @@ impl Verifier {
         ok.then_some(id)
     }
 }
+
+/// Where a text member's string begins, searched with one prebuilt finder.
+static TEXT_KEY: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"\"text\":\""));
 
 /// The id whose text `text` is, if it is one of the bench's texts.
 fn text_names(text: &[u8], payload: usize) -> Option<u64> {
@@ -361,12 +368,18 @@ impl Server {
         self.pid
     }
 
-    /// Queues one JSON message, framed.
-    pub fn queue_json(&mut self, body: &[u8]) {
+    /// Makes room at the end of the output queue, dropping what was written when that is at
+    /// least half of it (so each byte moves at most once).
+    fn compact_out(&mut self) {
         if self.out_pos > 0 && self.out_pos * 2 >= self.out.len() {
             self.out.drain(..self.out_pos);
             self.out_pos = 0;
         }
+    }
+
+    /// Queues one JSON message, framed.
+    pub fn queue_json(&mut self, body: &[u8]) {
+        self.compact_out();
         if self.framing == Framing::ContentLength {
             let _ = write!(self.out, "Content-Length: {}\r\n\r\n", body.len());
         }
@@ -376,23 +389,33 @@ impl Server {
         }
     }
 
-    /// Queues the `tools/call` echo request `id` with a `payload`-byte text.
+    /// Queues the `tools/call` echo request `id` with a `payload`-byte text, written straight
+    /// into the output queue (the text is copied once, from the filler).
     pub fn queue_call(&mut self, id: u64, payload: usize) {
         let len = text_len(id, payload);
         let fill = len - digits(id) - 1;
         if self.filler.len() < fill {
             self.filler.resize(fill, b'x');
         }
-        let mut body = std::mem::take(&mut self.scratch);
-        body.clear();
+        let mut head = std::mem::take(&mut self.scratch);
+        head.clear();
         let _ = write!(
-            body,
+            head,
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{id}."#
         );
-        body.extend_from_slice(&self.filler[..fill]);
-        body.extend_from_slice(b"\"}}}");
-        self.queue_json(&body);
-        self.scratch = body;
+        const TAIL: &[u8] = b"\"}}}";
+        self.compact_out();
+        if self.framing == Framing::ContentLength {
+            let body = head.len() + fill + TAIL.len();
+            let _ = write!(self.out, "Content-Length: {body}\r\n\r\n");
+        }
+        self.out.extend_from_slice(&head);
+        self.out.extend_from_slice(&self.filler[..fill]);
+        self.out.extend_from_slice(TAIL);
+        if self.framing == Framing::Ndjson {
+            self.out.push(b'\n');
+        }
+        self.scratch = head;
     }
 
     /// Whether queued bytes are still unwritten.
@@ -627,5 +650,83 @@ mod tests {
         assert!(e.contains("id mismatch"), "{e}");
         let note = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
         assert_eq!(v.check(note, 6).ok(), Some(Incoming::Other));
+    }
+
+    #[test]
+    fn fast_path_skips_decoys_and_cuts_every_copy() {
+        let mut v = Verifier::default();
+        let text = format!("7.{}", "x".repeat(3000));
+        // A decoy `"text":"` key with another string before the echoed copies, and one after.
+        let frame = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"_meta":{{"text":"7.x"}},"content":[{{"type":"text","text":"{text}"}}],"structuredContent":{{"text":"{text}"}},"x":{{"text":"no"}}}}}}"#
+        );
+        assert_eq!(
+            v.fast(frame.as_bytes(), text.len()),
+            None,
+            "the first text is a decoy"
+        );
+        assert_eq!(
+            v.check(frame.as_bytes(), text.len()).ok(),
+            Some(Incoming::Reply(7)),
+            "the full parse still verifies content[0].text"
+        );
+        let frame = frame.replace(r#""_meta":{"text":"7.x"},"#, "");
+        assert_eq!(v.fast(frame.as_bytes(), text.len()), Some(7));
+        // One byte of the second copy changed: not a copy, so it stays in the parsed rest and
+        // the reply still verifies (content[0] is the cut one).
+        let changed = frame.replacen(
+            &format!(r#"{{"text":"{text}"}}"#),
+            &format!(r#"{{"text":"{}y"}}"#, &text[..text.len() - 1]),
+            1,
+        );
+        assert_eq!(v.fast(changed.as_bytes(), text.len()), Some(7));
+        // The echoed text one byte short: rejected by both paths.
+        let short = frame.replace(&text, &text[..text.len() - 1]);
+        assert_eq!(v.fast(short.as_bytes(), text.len()), None);
+        assert!(v.check(short.as_bytes(), text.len()).is_err());
+        // The text names another id.
+        let other = frame.replace(r#""id":7"#, r#""id":8"#);
+        assert_eq!(v.fast(other.as_bytes(), text.len()), None);
+        assert!(v.check(other.as_bytes(), text.len()).is_err());
+    }
+
+    /// `cat` as the server: what the driver queues comes back byte for byte, so each framing's
+    /// request is checked whole (its Content-Length against its body, its JSON, its text).
+    #[test]
+    fn queued_calls_are_exact_frames_in_both_framings() {
+        for framing in [Framing::Ndjson, Framing::ContentLength] {
+            let target = Target::new("cat", "cat", Vec::new());
+            let mut server = Server::spawn(&target, framing, Duration::from_secs(10))
+                .unwrap_or_else(|e| panic!("cat: {e}"));
+            let cases = [(1u64, 64usize), (12, 5000), (123_456, 3), (9, 70_000)];
+            for &(id, payload) in &cases {
+                server.queue_call(id, payload);
+            }
+            let mut seen = 0;
+            while seen < cases.len() {
+                match server.next_frame() {
+                    Ok(Some(range)) => {
+                        let (id, payload) = cases[seen];
+                        let body = server.frame(range);
+                        let v: serde_json::Value = serde_json::from_slice(body)
+                            .unwrap_or_else(|e| panic!("{framing:?} id {id}: {e}"));
+                        assert_eq!(v["id"], id, "{framing:?}");
+                        assert_eq!(v["method"], "tools/call");
+                        assert_eq!(v["params"]["name"], "echo");
+                        let text = v["params"]["arguments"]["text"]
+                            .as_str()
+                            .unwrap_or_default();
+                        assert!(
+                            text_matches(text.as_bytes(), id, payload),
+                            "{framing:?} {id}"
+                        );
+                        seen += 1;
+                    }
+                    Ok(None) => server.pump().unwrap_or_else(|e| panic!("{e}")),
+                    Err(e) => panic!("{framing:?}: {e}"),
+                }
+            }
+            server.close_stdin();
+        }
     }
 }
