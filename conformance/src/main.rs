@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use futures::StreamExt;
-use mcp_conformance::bench::{self, BenchConfig, BenchError};
+use mcp_conformance::bench::{self, BenchConfig, BenchError, DriverKind};
 use mcp_conformance::check::{Profile, TargetReport};
 use mcp_conformance::report::{json, junit, text, transcript};
 use mcp_conformance::runner::{run_target, select, Check, ExpectedFailures, RunConfig};
@@ -113,6 +113,12 @@ struct Cli {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
+enum DriverArg {
+    Lean,
+    Client,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
 enum FramingArg {
     Ndjson,
     ContentLength,
@@ -181,6 +187,11 @@ struct BenchCli {
     /// Bench the built-in trivial echo program (the floor) instead of a server.
     #[arg(long)]
     floor: bool,
+
+    /// What makes the calls: the lean load driver, or the mcp-client library (to measure what
+    /// the library itself can drive; no EOF burst).
+    #[arg(long, value_enum, default_value_t = DriverArg::Lean)]
+    driver: DriverArg,
 
     /// Seconds each single wait (a reply, progress, an exit) may take.
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
@@ -472,6 +483,10 @@ fn run_bench(cli: BenchCli) -> u8 {
         label,
         floor: cli.floor,
         framing,
+        driver: match cli.driver {
+            DriverArg::Lean => DriverKind::Lean,
+            DriverArg::Client => DriverKind::Client,
+        },
         calls: cli.calls,
         windows: cli.window.clone(),
         payloads: cli.payload.clone(),

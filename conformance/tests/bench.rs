@@ -48,14 +48,25 @@ fn median(v: &Value) -> f64 {
 }
 
 fn assert_sane(run: &Run, report: &Value, framing: &str, floor: bool) {
+    assert_sane_with(run, report, framing, floor, "lean");
+}
+
+fn assert_sane_with(run: &Run, report: &Value, framing: &str, floor: bool, driver: &str) {
     let ctx = shown(run);
     assert_eq!(report["schema"], "mcp-conformance/bench/v1", "{ctx}");
     assert_eq!(report["framing"], framing, "{ctx}");
     assert_eq!(report["floor"], floor, "{ctx}");
     assert_eq!(report["calls"], 500, "{ctx}");
     assert_eq!(report["runs"], 1, "{ctx}");
-    assert_eq!(report["eofAllAnswered"], true, "{ctx}");
-    assert_eq!(median(&report["eofAnswered"]), 1000.0, "{ctx}");
+    assert_eq!(report["driver"], driver, "{ctx}");
+    if driver == "client" {
+        // The client library makes no EOF burst: not measured, not "all answered".
+        assert_eq!(report["eofAllAnswered"], Value::Null, "{ctx}");
+        assert_eq!(report["eofAnswered"], Value::Null, "{ctx}");
+    } else {
+        assert_eq!(report["eofAllAnswered"], true, "{ctx}");
+        assert_eq!(median(&report["eofAnswered"]), 1000.0, "{ctx}");
+    }
     let results = report["results"].as_array().unwrap();
     let cells: Vec<(u64, u64)> = results
         .iter()
@@ -113,6 +124,40 @@ fn benches_the_floor_in_both_framings() {
     assert_eq!(report["command"], "(floor)");
     let (run, report) = bench(&["--floor", "--framing", "content-length"]);
     assert_sane(&run, &report, "content-length", true);
+}
+
+/// `--driver client`: the same cells, every reply checked, through the mcp-client library.
+#[test]
+fn the_client_library_drives_the_bundled_server_and_the_floor_in_both_framings() {
+    echo_server();
+    for framing in ["ndjson", "content-length"] {
+        let (run, report) = bench(&["--driver", "client", "--framing", framing]);
+        assert_sane_with(&run, &report, framing, false, "client");
+        let (run, report) = bench(&["--driver", "client", "--framing", framing, "--floor"]);
+        assert_sane_with(&run, &report, framing, true, "client");
+    }
+    let server = echo_server().display().to_string();
+    let args = [
+        "bench", "--driver", "client", "--calls", "100", "--runs", "1", "--", &server,
+    ];
+    let run = run(&args);
+    assert_eq!(run.code, 0, "{}", shown(&run));
+    for needle in [
+        "calls made through the mcp-client library",
+        "(client: ",
+        "requests written before EOF answered: not measured",
+    ] {
+        assert!(run.stdout.contains(needle), "{needle}: {}", shown(&run));
+    }
+}
+
+#[test]
+fn the_client_library_driver_fails_on_a_wrong_text() {
+    bench_fails(
+        &lying_server("i", "t[:-1] if i == 7 else t"),
+        &["--driver", "client"],
+        "the result is not the echo of the 64-byte text it sent",
+    );
 }
 
 #[test]

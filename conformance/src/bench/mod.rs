@@ -2,6 +2,7 @@
 //! peak memory, EOF behaviour of a stdio MCP server, each run in a fresh process, with every
 //! reply verified. See [`driver`] for the load driver and [`floor`] for the reference program.
 
+pub mod client;
 pub mod driver;
 pub mod floor;
 pub mod procfs;
@@ -31,6 +32,8 @@ pub struct BenchConfig {
     pub label: String,
     pub floor: bool,
     pub framing: Framing,
+    /// What makes the calls: the lean driver (the default) or the client library.
+    pub driver: DriverKind,
     pub calls: usize,
     pub windows: Vec<usize>,
     pub payloads: Vec<usize>,
@@ -46,6 +49,24 @@ pub struct BenchConfig {
 impl BenchConfig {
     pub fn sequential_calls(&self) -> usize {
         self.calls.min(SEQUENTIAL_CAP)
+    }
+}
+
+/// What makes the calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriverKind {
+    /// [`driver`]: one thread, non-blocking pipes, replies verified by `memmem`/`memcmp`.
+    Lean,
+    /// [`client`]: `mcp_client::Client`, to measure the library itself.
+    Client,
+}
+
+impl DriverKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DriverKind::Lean => "lean",
+            DriverKind::Client => "client",
+        }
     }
 }
 
@@ -71,7 +92,8 @@ pub struct RunResult {
     pub cpu_ms_per_call: Option<f64>,
     pub driver_cpu_ms_per_call: Option<f64>,
     pub eof_exit_ms: Option<f64>,
-    pub eof_answered: usize,
+    /// Replies to the EOF burst; `None` when the driver makes none (`--driver client`).
+    pub eof_answered: Option<usize>,
     /// What went wrong at EOF (unanswered requests, no exit): fails the bench, after the report.
     pub eof_problem: Option<String>,
 }
@@ -102,12 +124,19 @@ pub fn run(config: &BenchConfig) -> Result<Vec<RunResult>, BenchError> {
                 config.warmup
             );
         }
-        warm_up(config).map_err(|e| failed(e, || "warm-up start".to_owned()))?;
+        let warmed = match config.driver {
+            DriverKind::Lean => warm_up(config),
+            DriverKind::Client => client::warm_up(config),
+        };
+        warmed.map_err(|e| failed(e, || "warm-up start".to_owned()))?;
     }
     let mut runs = Vec::with_capacity(config.runs);
     for r in 0..config.runs {
-        let result = run_once(config, r)
-            .map_err(|e| failed(e, || format!("run {} of {}", r + 1, config.runs)));
+        let result = match config.driver {
+            DriverKind::Lean => run_once(config, r),
+            DriverKind::Client => client::run_once(config, r),
+        }
+        .map_err(|e| failed(e, || format!("run {} of {}", r + 1, config.runs)));
         if config.progress {
             eprint!("\r\x1b[K");
         }
@@ -182,6 +211,55 @@ fn drain(
         }
     }
     Ok(n)
+}
+
+/// CPU time (server, driver) and calls over a run's load cells: the pipelined ones, or the
+/// sequential ones when there are none.
+#[derive(Default)]
+struct Load {
+    server: Duration,
+    driver: Duration,
+    calls: usize,
+    unknown: bool,
+}
+
+type Span = (Option<Duration>, Option<Duration>);
+
+impl Load {
+    /// Sets `cell`'s CPU per call from the (before, after) readings and counts them if `cell`
+    /// is a load cell.
+    fn add(
+        &mut self,
+        config: &BenchConfig,
+        cell: &mut Cell,
+        calls: usize,
+        server: Span,
+        driver: Span,
+    ) {
+        let spent = |(a, b): Span| Some(b?.saturating_sub(a?));
+        let per_call = |d: Option<Duration>| d.map(|d| micros(d) / calls.max(1) as f64);
+        let (server, driver) = (spent(server), spent(driver));
+        cell.server_cpu_us_per_call = per_call(server);
+        cell.driver_cpu_us_per_call = per_call(driver);
+        if cell.window > 1 || config.windows.iter().all(|&w| w <= 1) {
+            match (server, driver) {
+                (Some(s), Some(d)) => {
+                    self.server += s;
+                    self.driver += d;
+                    self.calls += calls;
+                }
+                _ => self.unknown = true,
+            }
+        }
+    }
+
+    fn finish(self, result: &mut RunResult) {
+        if !self.unknown && self.calls > 0 {
+            result.cpu_ms_per_call = Some(self.server.as_secs_f64() * 1e3 / self.calls as f64);
+            result.driver_cpu_ms_per_call =
+                Some(self.driver.as_secs_f64() * 1e3 / self.calls as f64);
+        }
+    }
 }
 
 fn micros(d: Duration) -> f64 {
@@ -262,9 +340,7 @@ fn run_started(
         start_ms,
         ..RunResult::default()
     };
-    let (mut load_cpu, mut load_driver_cpu, mut load_calls) =
-        (Duration::ZERO, Duration::ZERO, 0usize);
-    let mut load_cpu_known = true;
+    let mut load = Load::default();
     let pid = server.pid();
     for &payload in &config.payloads {
         for &window in &config.windows {
@@ -328,31 +404,12 @@ fn run_started(
                 }
                 cell.calls_per_sec = calls as f64 / began.elapsed().as_secs_f64().max(1e-9);
             }
-            let cpu1 = procfs::cpu_time(pid);
-            let own1 = procfs::own_cpu_time();
-            let per_call = |a: Option<Duration>, b: Option<Duration>| {
-                Some(micros(b?.saturating_sub(a?)) / calls.max(1) as f64)
-            };
-            cell.server_cpu_us_per_call = per_call(cpu0, cpu1);
-            cell.driver_cpu_us_per_call = per_call(own0, own1);
-            if window > 1 || config.windows.iter().all(|&w| w <= 1) {
-                match (cpu0, cpu1, own0, own1) {
-                    (Some(a), Some(b), Some(c), Some(d)) => {
-                        load_cpu += b.saturating_sub(a);
-                        load_driver_cpu += d.saturating_sub(c);
-                        load_calls += calls;
-                    }
-                    _ => load_cpu_known = false,
-                }
-            }
+            let (cpu1, own1) = (procfs::cpu_time(pid), procfs::own_cpu_time());
+            load.add(config, &mut cell, calls, (cpu0, cpu1), (own0, own1));
             result.cells.push(cell);
         }
     }
-    if load_cpu_known && load_calls > 0 {
-        result.cpu_ms_per_call = Some(load_cpu.as_secs_f64() * 1e3 / load_calls as f64);
-        result.driver_cpu_ms_per_call =
-            Some(load_driver_cpu.as_secs_f64() * 1e3 / load_calls as f64);
-    }
+    load.finish(&mut result);
     result.peak_rss_kib = procfs::peak_rss_kib(pid).map(|k| k as f64);
 
     // EOF: a burst, stdin closed right after it is written, then count the replies.
@@ -379,10 +436,11 @@ fn run_started(
         drain(&mut server, &mut verifier, &mut ledger, payload)?;
     }
     drain(&mut server, &mut verifier, &mut ledger, payload)?;
-    result.eof_answered = ledger.done - base_done;
+    let answered = ledger.done - base_done;
+    result.eof_answered = Some(answered);
     let exited = server.wait_exit(config.wait);
     result.eof_exit_ms = exited.map(|at| at.saturating_duration_since(closed).as_secs_f64() * 1e3);
-    if result.eof_answered < EOF_BURST {
+    if answered < EOF_BURST {
         let missing: Vec<u64> = (first_burst_id..=ledger.sent)
             .filter(|&id| !ledger.answered[id as usize])
             .take(5)
@@ -390,7 +448,7 @@ fn run_started(
         result.eof_problem = Some(format!(
             "{} of the {EOF_BURST} requests written right before stdin closed were not answered \
              (first missing ids: {missing:?}){}",
-            EOF_BURST - result.eof_answered,
+            EOF_BURST - answered,
             stalled.map(|e| format!("; {e}")).unwrap_or_default()
         ));
     } else if exited.is_none() {

@@ -13,6 +13,7 @@
 //!   "eofBurst": 1000,
 //!   "runs": 3,
 //!   "warmup": 1,                                    // unmeasured starts before the runs
+//!   "driver": "lean",                               // or "client" (the mcp-client library)
 //!   "results": [
 //!     {"payload": 64, "window": 1,
 //!      "p50Us": S, "p99Us": S, "meanUs": S, "callsPerSec": S,
@@ -25,6 +26,9 @@
 //! }
 //! ```
 //!
+//! With `"driver": "client"` there is no EOF burst: `eofAnswered` and `eofAllAnswered` are
+//! `null`, and `eofExitMs` is how long `Client::close` waited for the exit.
+//!
 //! where `S` is `{"median": f, "min": f, "max": f}` over runs, or `null` when not measured
 //! (`/proc` unavailable, a server that did not exit). `cpuMsPerCall` and `driverCpuMsPerCall`
 //! are measured across the pipelined cells (window > 1; the sequential ones when there are
@@ -33,7 +37,7 @@
 use serde_json::{json, Value};
 
 use super::stats::Spread;
-use super::{BenchConfig, RunResult, EOF_BURST};
+use super::{BenchConfig, DriverKind, RunResult, EOF_BURST};
 use mcp_protocol::Framing;
 
 fn spread(values: impl Iterator<Item = Option<f64>>) -> Option<Spread> {
@@ -85,15 +89,22 @@ pub fn json(config: &BenchConfig, runs: &[RunResult]) -> Value {
         "eofBurst": EOF_BURST,
         "runs": runs.len(),
         "warmup": config.warmup,
+        "driver": config.driver.name(),
         "results": results,
         "startMs": top(&|r| Some(r.start_ms)),
         "peakRssKiB": top(&|r| r.peak_rss_kib),
         "cpuMsPerCall": top(&|r| r.cpu_ms_per_call),
         "driverCpuMsPerCall": top(&|r| r.driver_cpu_ms_per_call),
         "eofExitMs": top(&|r| r.eof_exit_ms),
-        "eofAnswered": top(&|r| Some(r.eof_answered as f64)),
-        "eofAllAnswered": runs.iter().all(|r| r.eof_answered == EOF_BURST),
+        "eofAnswered": top(&|r| r.eof_answered.map(|n| n as f64)),
+        "eofAllAnswered": eof_all_answered(runs),
     })
+}
+
+/// Whether every run's EOF burst was answered whole; `None` when no run made one.
+fn eof_all_answered(runs: &[RunResult]) -> Option<bool> {
+    let counts: Option<Vec<usize>> = runs.iter().map(|r| r.eof_answered).collect();
+    counts.map(|c| c.iter().all(|&n| n == EOF_BURST))
 }
 
 fn fmt(s: Option<Spread>, decimals: usize) -> String {
@@ -111,9 +122,13 @@ fn fmt(s: Option<Spread>, decimals: usize) -> String {
 pub fn text(config: &BenchConfig, runs: &[RunResult]) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "bench {} ({}), {} run(s): {} pipelined / {} sequential calls per cell; median (min–max)\n\n",
+        "bench {} ({}{}), {} run(s): {} pipelined / {} sequential calls per cell; median (min–max)\n\n",
         config.label,
         framing_name(config.framing),
+        match config.driver {
+            DriverKind::Lean => "",
+            DriverKind::Client => ", calls made through the mcp-client library",
+        },
         runs.len(),
         config.calls,
         config.sequential_calls()
@@ -146,17 +161,26 @@ pub fn text(config: &BenchConfig, runs: &[RunResult]) -> String {
         ));
     }
     let top = |f: &dyn Fn(&RunResult) -> Option<f64>| spread(runs.iter().map(f));
-    let all = runs.iter().all(|r| r.eof_answered == EOF_BURST);
+    let answered = match eof_all_answered(runs) {
+        None => "not measured (the client library makes no EOF burst)".to_owned(),
+        Some(all) => format!(
+            "{} ({} of {EOF_BURST})",
+            if all { "all" } else { "NOT ALL" },
+            fmt(top(&|r| r.eof_answered.map(|n| n as f64)), 0)
+        ),
+    };
     out.push_str(&format!(
-        "\nstart to initialize reply: {} ms\npeak RSS: {} KiB\nserver CPU per call under load: {} µs (driver: {} µs)\n\
-         stdin closed to exit: {} ms\nrequests written before EOF answered: {} ({} of {EOF_BURST})\n",
+        "\nstart to initialize reply: {} ms\npeak RSS: {} KiB\nserver CPU per call under load: {} µs ({}: {} µs)\n\
+         stdin closed to exit: {} ms\nrequests written before EOF answered: {answered}\n",
         fmt(top(&|r| Some(r.start_ms)), 2),
         fmt(top(&|r| r.peak_rss_kib), 0),
         fmt(top(&|r| r.cpu_ms_per_call.map(|x| x * 1e3)), 2),
+        match config.driver {
+            DriverKind::Lean => "driver",
+            DriverKind::Client => "client",
+        },
         fmt(top(&|r| r.driver_cpu_ms_per_call.map(|x| x * 1e3)), 2),
         fmt(top(&|r| r.eof_exit_ms), 2),
-        if all { "all" } else { "NOT ALL" },
-        fmt(top(&|r| Some(r.eof_answered as f64)), 0),
     ));
     out
 }

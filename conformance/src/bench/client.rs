@@ -1,0 +1,222 @@
+//! The client-library driver (`--driver client`): the same echo calls made through
+//! [`mcp_client::Client`] — its spawn, `initialize` handshake, pending map keyed by id, codec
+//! and reader task — so a report says how many calls per second the library itself can drive
+//! and what each costs it. The lean driver ([`super::driver`]) stays the default: it is what
+//! measures servers, and it is cheaper per call than any general-purpose client.
+//!
+//! The library picks the JSON-RPC ids, so each call's text names the call's own number instead
+//! (`"<n>.xxxx…"`), and the reply's `content[0].text` must be exactly that text. The EOF burst
+//! is not made here: a library caller cannot close stdin between two frames it wrote, so
+//! `--driver client` reports the close-to-exit time of `Client::close` and no EOF count.
+
+use std::time::Instant;
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use mcp_client::{Client, ClientOptions, CloseStep, EraChoice};
+use mcp_protocol::mcp::{CallToolResult, ContentBlock, ProtocolVersion};
+
+use super::driver::{text_len, text_matches, DriveError, BENCH_VERSION};
+use super::{procfs, stats, BenchConfig, Cell, RunResult};
+
+fn verify(message: String) -> DriveError {
+    DriveError::Verify(message)
+}
+
+/// One runtime thread, like the lean driver: the bench process's CPU is the client's.
+fn runtime() -> Result<tokio::runtime::Runtime, DriveError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DriveError::Start(format!("cannot start a tokio runtime: {e}")))
+}
+
+fn options(config: &BenchConfig) -> ClientOptions {
+    ClientOptions {
+        framing: config.framing,
+        request_timeout: config.wait,
+        protocol_version: ProtocolVersion::parse(BENCH_VERSION).unwrap_or(ProtocolVersion::LATEST),
+        // The lean driver's handshake: `initialize` first, no `server/discover` probe.
+        era: EraChoice::Legacy,
+        close_grace: config.wait,
+        ..ClientOptions::default()
+    }
+}
+
+/// Spawns the server and connects; returns the client and the milliseconds from the spawn to
+/// the end of the handshake (the `initialize` reply, then `notifications/initialized` queued).
+async fn start(config: &BenchConfig) -> Result<(Client, f64), DriveError> {
+    let spawned = Instant::now();
+    let client = Client::spawn(config.target.command(), options(config))
+        .map_err(|e| DriveError::Start(format!("cannot start {}: {e}", config.target.display())))?;
+    client
+        .connect()
+        .await
+        .map_err(|e| verify(format!("the handshake failed: {e}")))?;
+    Ok((client, spawned.elapsed().as_secs_f64() * 1e3))
+}
+
+/// Call `n`'s text for `payload` bytes: `"<n>."` padded with `x`.
+fn echo_text(n: u64, payload: usize) -> String {
+    let mut text = format!("{n}.");
+    text.extend(std::iter::repeat_n('x', text_len(n, payload) - text.len()));
+    text
+}
+
+/// Whether `result` is call `n`'s echo: not an error, and `content[0].text` exactly its text.
+fn check(result: &CallToolResult, n: u64, payload: usize) -> Result<(), DriveError> {
+    let text = match result.content.first() {
+        Some(ContentBlock::Text { text }) => Some(text.as_str()),
+        _ => None,
+    };
+    match text {
+        Some(t) if result.is_error != Some(true) && text_matches(t.as_bytes(), n, payload) => {
+            Ok(())
+        }
+        _ => {
+            let shown: String = serde_json::to_string(result)
+                .unwrap_or_default()
+                .chars()
+                .take(300)
+                .collect();
+            Err(verify(format!(
+                "call {n}: the result is not the echo of the {}-byte text it sent (\"{n}.xx…\"): {shown}",
+                text_len(n, payload),
+            )))
+        }
+    }
+}
+
+async fn call(client: &Client, n: u64, payload: usize) -> Result<(), DriveError> {
+    let arguments = serde_json::json!({ "text": echo_text(n, payload) });
+    let result = client
+        .call_tool("echo", arguments)
+        .await
+        .map_err(|e| verify(format!("call {n}: {e}")))?;
+    check(&result, n, payload)
+}
+
+/// Starts the server, connects and closes it; nothing is measured.
+pub(super) fn warm_up(config: &BenchConfig) -> Result<(), DriveError> {
+    runtime()?.block_on(async {
+        let (client, _) = start(config).await?;
+        client.close().await;
+        Ok(())
+    })
+}
+
+/// One run through the client library: start, every (payload, window) cell, then close.
+pub(super) fn run_once(config: &BenchConfig, run: usize) -> Result<RunResult, DriveError> {
+    runtime()?.block_on(run_async(config, run))
+}
+
+async fn run_async(config: &BenchConfig, run: usize) -> Result<RunResult, DriveError> {
+    super::progress(config, run, "starting (client library)");
+    let (client, start_ms) = start(config).await?;
+    let pid = client
+        .pid()
+        .ok_or_else(|| DriveError::Start("the client reports no server process".to_owned()))?;
+    let own_pid = std::process::id();
+    let mut result = RunResult {
+        start_ms,
+        eof_answered: None,
+        ..RunResult::default()
+    };
+    let mut next: u64 = 0;
+    let mut load = super::Load::default();
+    for &payload in &config.payloads {
+        for &window in &config.windows {
+            super::progress(
+                config,
+                run,
+                &format!("payload {payload} B, window {window} (client library)"),
+            );
+            let mut cell = Cell {
+                payload,
+                window,
+                ..Cell::default()
+            };
+            let cpu0 = procfs::cpu_time(pid);
+            let own0 = procfs::cpu_time(own_pid);
+            let began = Instant::now();
+            let calls;
+            if window <= 1 {
+                calls = config.sequential_calls();
+                let mut samples = Vec::with_capacity(calls);
+                for _ in 0..calls {
+                    next += 1;
+                    let t = Instant::now();
+                    call(&client, next, payload).await?;
+                    samples.push(t.elapsed().as_secs_f64() * 1e6);
+                }
+                let elapsed = began.elapsed();
+                samples.sort_by(f64::total_cmp);
+                cell.p50_us = Some(stats::percentile(&samples, 50.0));
+                cell.p99_us = Some(stats::percentile(&samples, 99.0));
+                cell.mean_us = Some(samples.iter().sum::<f64>() / samples.len().max(1) as f64);
+                cell.calls_per_sec = calls as f64 / elapsed.as_secs_f64().max(1e-9);
+            } else {
+                calls = config.calls;
+                let first = next + 1;
+                next += calls as u64;
+                let client = &client;
+                stream::iter(first..=next)
+                    .map(|n| call(client, n, payload))
+                    .buffer_unordered(window)
+                    .try_for_each(|()| async { Ok(()) })
+                    .await?;
+                cell.calls_per_sec = calls as f64 / began.elapsed().as_secs_f64().max(1e-9);
+            }
+            let (cpu1, own1) = (procfs::cpu_time(pid), procfs::cpu_time(own_pid));
+            load.add(config, &mut cell, calls, (cpu0, cpu1), (own0, own1));
+            result.cells.push(cell);
+        }
+    }
+    load.finish(&mut result);
+    result.peak_rss_kib = procfs::peak_rss_kib(pid).map(|k| k as f64);
+    super::progress(config, run, "closing (client library)");
+    let closed = client.close().await;
+    match closed.step {
+        CloseStep::StdinClosed | CloseStep::AlreadyExited => {
+            result.eof_exit_ms = Some(closed.elapsed.as_secs_f64() * 1e3);
+        }
+        step => {
+            result.eof_problem = Some(format!(
+                "the server did not exit within {:.1} s of its stdin closing ({step:?} after {:.1} s)",
+                config.wait.as_secs_f64(),
+                closed.elapsed.as_secs_f64()
+            ));
+        }
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_are_exact_and_checked() {
+        assert_eq!(echo_text(7, 5), "7.xxx");
+        assert_eq!(echo_text(12345, 2), "12345.");
+        let good = CallToolResult {
+            content: vec![ContentBlock::text("7.xxx")],
+            structured_content: None,
+            is_error: None,
+        };
+        assert!(check(&good, 7, 5).is_ok());
+        assert!(check(&good, 8, 5).is_err(), "another call's text");
+        assert!(check(&good, 7, 6).is_err(), "a text of the wrong length");
+        let failed = CallToolResult {
+            is_error: Some(true),
+            ..good
+        };
+        let e = check(&failed, 7, 5)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.starts_with("call 7: the result is not the echo of the 5-byte text it sent"),
+            "{e}"
+        );
+    }
+}
