@@ -16,7 +16,7 @@ use mcp_client::{Client, ClientOptions, CloseStep, EraChoice};
 use mcp_protocol::mcp::{CallToolResult, ContentBlock, ProtocolVersion};
 
 use super::driver::{text_len, text_matches, DriveError, BENCH_VERSION};
-use super::{procfs, stats, BenchConfig, Cell, RunResult};
+use super::{procfs, BenchConfig, Cell, RunResult};
 
 fn verify(message: String) -> DriveError {
     DriveError::Verify(message)
@@ -130,11 +130,7 @@ async fn run_async(config: &BenchConfig, run: usize) -> Result<RunResult, DriveE
                 run,
                 &format!("payload {payload} B, window {window} (client library)"),
             );
-            let mut cell = Cell {
-                payload,
-                window,
-                ..Cell::default()
-            };
+            let mut cell = Cell::new(payload, window);
             let cpu0 = procfs::cpu_time(pid);
             let own0 = procfs::cpu_time(own_pid);
             let began = Instant::now();
@@ -148,12 +144,7 @@ async fn run_async(config: &BenchConfig, run: usize) -> Result<RunResult, DriveE
                     call(&client, next, payload).await?;
                     samples.push(t.elapsed().as_secs_f64() * 1e6);
                 }
-                let elapsed = began.elapsed();
-                samples.sort_by(f64::total_cmp);
-                cell.p50_us = Some(stats::percentile(&samples, 50.0));
-                cell.p99_us = Some(stats::percentile(&samples, 99.0));
-                cell.mean_us = Some(samples.iter().sum::<f64>() / samples.len().max(1) as f64);
-                cell.calls_per_sec = calls as f64 / elapsed.as_secs_f64().max(1e-9);
+                cell.set_latencies(samples, began.elapsed());
             } else {
                 calls = config.calls;
                 let first = next + 1;

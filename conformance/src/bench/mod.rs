@@ -83,6 +83,25 @@ pub struct Cell {
     pub driver_cpu_us_per_call: Option<f64>,
 }
 
+impl Cell {
+    fn new(payload: usize, window: usize) -> Cell {
+        Cell {
+            payload,
+            window,
+            ..Cell::default()
+        }
+    }
+
+    /// A sequential cell's figures from its round-trip times (µs) and its wall time.
+    fn set_latencies(&mut self, mut samples: Vec<f64>, elapsed: Duration) {
+        samples.sort_by(f64::total_cmp);
+        self.p50_us = Some(stats::percentile(&samples, 50.0));
+        self.p99_us = Some(stats::percentile(&samples, 99.0));
+        self.mean_us = Some(samples.iter().sum::<f64>() / samples.len().max(1) as f64);
+        self.calls_per_sec = samples.len() as f64 / elapsed.as_secs_f64().max(1e-9);
+    }
+}
+
 /// One run (one server process).
 #[derive(Debug, Clone, Default)]
 pub struct RunResult {
@@ -349,11 +368,7 @@ fn run_started(
                 run,
                 &format!("payload {payload} B, window {window}"),
             );
-            let mut cell = Cell {
-                payload,
-                window,
-                ..Cell::default()
-            };
+            let mut cell = Cell::new(payload, window);
             let cpu0 = procfs::cpu_time(pid);
             let own0 = procfs::own_cpu_time();
             let began = Instant::now();
@@ -375,13 +390,7 @@ fn run_started(
                     }
                     samples.push(micros(t.elapsed()));
                 }
-                let elapsed = began.elapsed();
-                samples.sort_by(f64::total_cmp);
-                cell.p50_us = Some(stats::percentile(&samples, 50.0));
-                cell.p99_us = Some(stats::percentile(&samples, 99.0));
-                let mean = samples.iter().sum::<f64>() / samples.len().max(1) as f64;
-                cell.mean_us = Some(mean);
-                cell.calls_per_sec = calls as f64 / elapsed.as_secs_f64().max(1e-9);
+                cell.set_latencies(samples, began.elapsed());
             } else {
                 calls = config.calls;
                 let base = ledger.done;
