@@ -368,25 +368,30 @@ impl Server {
         self.pid
     }
 
-    /// Makes room at the end of the output queue, dropping what was written when that is at
-    /// least half of it (so each byte moves at most once).
-    fn compact_out(&mut self) {
-        if self.out_pos > 0 && self.out_pos * 2 >= self.out.len() {
-            self.out.drain(..self.out_pos);
+    /// Queues one frame whose body is `parts` in order: the header (Content-Length) or the
+    /// newline (NDJSON) around them, after dropping what was written when that is at least
+    /// half of the queue (so each byte moves at most once).
+    fn queue_frame(&mut self, parts: &[&[u8]]) {
+        let out = &mut self.out;
+        if self.out_pos > 0 && self.out_pos * 2 >= out.len() {
+            out.drain(..self.out_pos);
             self.out_pos = 0;
+        }
+        if self.framing == Framing::ContentLength {
+            let body: usize = parts.iter().map(|p| p.len()).sum();
+            let _ = write!(out, "Content-Length: {body}\r\n\r\n");
+        }
+        for part in parts {
+            out.extend_from_slice(part);
+        }
+        if self.framing == Framing::Ndjson {
+            out.push(b'\n');
         }
     }
 
     /// Queues one JSON message, framed.
     pub fn queue_json(&mut self, body: &[u8]) {
-        self.compact_out();
-        if self.framing == Framing::ContentLength {
-            let _ = write!(self.out, "Content-Length: {}\r\n\r\n", body.len());
-        }
-        self.out.extend_from_slice(body);
-        if self.framing == Framing::Ndjson {
-            self.out.push(b'\n');
-        }
+        self.queue_frame(&[body]);
     }
 
     /// Queues the `tools/call` echo request `id` with a `payload`-byte text, written straight
@@ -403,18 +408,9 @@ impl Server {
             head,
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{id}."#
         );
-        const TAIL: &[u8] = b"\"}}}";
-        self.compact_out();
-        if self.framing == Framing::ContentLength {
-            let body = head.len() + fill + TAIL.len();
-            let _ = write!(self.out, "Content-Length: {body}\r\n\r\n");
-        }
-        self.out.extend_from_slice(&head);
-        self.out.extend_from_slice(&self.filler[..fill]);
-        self.out.extend_from_slice(TAIL);
-        if self.framing == Framing::Ndjson {
-            self.out.push(b'\n');
-        }
+        let filler = std::mem::take(&mut self.filler);
+        self.queue_frame(&[&head, &filler[..fill], b"\"}}}"]);
+        self.filler = filler;
         self.scratch = head;
     }
 
