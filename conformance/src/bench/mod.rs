@@ -1,6 +1,7 @@
 //! `mcp-conformance bench`: start time, sequential latency, pipelined throughput, CPU per call,
 //! peak memory, EOF behaviour of a stdio MCP server, each run in a fresh process, with every
-//! reply verified. See [`driver`] for the load driver and [`floor`] for the reference program.
+//! reply verified. See [`driver`] for the load driver, [`client`] for the same calls made through
+//! the `mcp-client` library (`--driver client`), and [`floor`] for the reference program.
 
 pub mod client;
 pub mod driver;
