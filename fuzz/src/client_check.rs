@@ -336,7 +336,7 @@ pub fn run_client(s: &Scenario, rt: &tokio::runtime::Runtime) -> Run {
             Message::Request(r) if r.method == "initialize" => r,
             other => panic!("expected initialize, got {other:?}"),
         };
-        let reply = Message::Response(Response::success(
+        let reply = Message::<serde_json::Value>::Response(Response::success(
             init.id,
             json!({"protocolVersion": "2025-11-25", "capabilities": {},
                    "serverInfo": {"name": "fuzz", "version": "1"}}),

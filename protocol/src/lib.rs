@@ -19,5 +19,6 @@ pub mod message;
 pub use crate::codec::{Framing, FramingMode, StdioCodec};
 pub use crate::error::{ErrorCode, ErrorObject, FrameError, InvalidMessage};
 pub use crate::message::{
-    parse, Incoming, Message, Notification, Outgoing, Request, RequestId, Response,
+    parse, parse_as, Incoming, Message, Notification, Outgoing, Params, ParamsType, Request,
+    RequestId, Response,
 };

@@ -159,19 +159,22 @@ impl<'de> Deserialize<'de> for RequestId {
 }
 
 /// A request: it has an id and expects exactly one response.
+///
+/// `P` is how the params are kept: a `Value` tree unless a parser was asked for another form
+/// ([`parse_as`], [`Params`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Request {
+pub struct Request<P = Value> {
     pub id: RequestId,
     pub method: String,
     /// `None` when absent (or `null`); otherwise an object or an array.
-    pub params: Option<Value>,
+    pub params: Option<P>,
 }
 
 /// A notification: no id, and the receiver MUST NOT reply.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Notification {
+pub struct Notification<P = Value> {
     pub method: String,
-    pub params: Option<Value>,
+    pub params: Option<P>,
 }
 
 /// A response: `result` xor `error`, made unrepresentable otherwise by the `Result`.
@@ -201,31 +204,31 @@ impl Response {
 
 /// One JSON-RPC message.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message {
-    Request(Request),
-    Notification(Notification),
+pub enum Message<P = Value> {
+    Request(Request<P>),
+    Notification(Notification<P>),
     Response(Response),
 }
 
-impl From<Request> for Message {
-    fn from(r: Request) -> Self {
+impl<P> From<Request<P>> for Message<P> {
+    fn from(r: Request<P>) -> Self {
         Message::Request(r)
     }
 }
 
-impl From<Notification> for Message {
-    fn from(n: Notification) -> Self {
+impl<P> From<Notification<P>> for Message<P> {
+    fn from(n: Notification<P>) -> Self {
         Message::Notification(n)
     }
 }
 
-impl From<Response> for Message {
+impl<P> From<Response> for Message<P> {
     fn from(r: Response) -> Self {
         Message::Response(r)
     }
 }
 
-impl Serialize for Message {
+impl<P: Serialize> Serialize for Message<P> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("jsonrpc", "2.0")?;
@@ -259,9 +262,9 @@ impl Serialize for Message {
 ///
 /// Batch members are validated one by one, so a bad member gets its own -32600.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
-    Single(Message),
-    Batch(Vec<Result<Message, InvalidMessage>>),
+pub enum Incoming<P = Value> {
+    Single(Message<P>),
+    Batch(Vec<Result<Message<P>, InvalidMessage>>),
 }
 
 /// What one frame carries on the way out.
@@ -309,10 +312,11 @@ impl Serialize for Outgoing {
             Outgoing::Single(m) => m.serialize(s),
             Outgoing::Batch(ms) => ms.serialize(s),
             // Off the hot path (the codec writes it directly): the `Value` form's bytes.
-            Outgoing::ToolResult(id, result) => {
-                Message::Response(Response::success(id.clone(), result.clone().into_value()))
-                    .serialize(s)
-            }
+            Outgoing::ToolResult(id, result) => Message::<Value>::Response(Response::success(
+                id.clone(),
+                result.clone().into_value(),
+            ))
+            .serialize(s),
         }
     }
 }
@@ -323,17 +327,73 @@ impl Serialize for Outgoing {
 /// Deserialized by hand ([`RawVisitor`]): only from a JSON object (a derived impl would also
 /// read an array positionally), unknown members skipped without being parsed into values, and
 /// a duplicated member recorded instead of failing the whole message, so its id is kept.
-#[derive(Default)]
-struct RawMessage {
+struct RawMessage<P> {
     jsonrpc: Option<Value>,
     id: Option<Value>,
     method: Option<Value>,
-    params: Option<Value>,
+    params: Option<P>,
     result: Option<Value>,
     error: Option<Value>,
     /// Known members that appeared more than once (the first value is kept). A duplicated
     /// `"id"` is not here: it fails the message at once, since no id can be trusted.
     duplicates: Vec<&'static str>,
+}
+
+impl<P> Default for RawMessage<P> {
+    fn default() -> Self {
+        RawMessage {
+            jsonrpc: None,
+            id: None,
+            method: None,
+            params: None,
+            result: None,
+            error: None,
+            duplicates: Vec::new(),
+        }
+    }
+}
+
+/// How a parser keeps a message's params ([`parse_as`]).
+///
+/// `Value` (a tree) is the default. A server can read the params of a method it serves often
+/// straight into a form of its own in the same pass, chosen by the method when `"method"`
+/// comes before `"params"`, as every SDK writes them (`Value` otherwise).
+pub trait Params: Sized {
+    /// Reads the `params` member's value; `method` is the message's `"method"` if it came
+    /// first. Must accept every JSON value that a `Value` accepts: a wrong shape is reported
+    /// from [`Params::json_type`] by the parser, or by whoever handles the method.
+    fn read<'de, A: MapAccess<'de>>(method: Option<&Value>, map: &mut A) -> Result<Self, A::Error>;
+
+    /// The JSON type read: params must be an object, an array or null.
+    fn json_type(&self) -> ParamsType;
+}
+
+/// The JSON type of a params member, as [`RawMessage::validate`] needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamsType {
+    Null,
+    Object,
+    Array,
+    /// Any other, named for an error message ("a string", …).
+    Other(&'static str),
+}
+
+impl Params for Value {
+    fn read<'de, A: MapAccess<'de>>(
+        _method: Option<&Value>,
+        map: &mut A,
+    ) -> Result<Self, A::Error> {
+        map.next_value()
+    }
+
+    fn json_type(&self) -> ParamsType {
+        match self {
+            Value::Null => ParamsType::Null,
+            Value::Object(_) => ParamsType::Object,
+            Value::Array(_) => ParamsType::Array,
+            other => ParamsType::Other(json_type(other)),
+        }
+    }
 }
 
 /// What [`RawVisitor`] expects; serde puts it in "invalid type: …, expected …" errors, which
@@ -375,33 +435,41 @@ impl<'de> Deserialize<'de> for Member {
     }
 }
 
-impl RawMessage {
-    /// The slot of a known member, with its name.
+impl<P> RawMessage<P> {
+    /// The slot of a known member other than `params`, with its name.
     fn slot(&mut self, member: Member) -> Option<(&mut Option<Value>, &'static str)> {
         Some(match member {
             Member::Jsonrpc => (&mut self.jsonrpc, "jsonrpc"),
             Member::Id => (&mut self.id, "id"),
             Member::Method => (&mut self.method, "method"),
-            Member::Params => (&mut self.params, "params"),
             Member::Result => (&mut self.result, "result"),
             Member::Error => (&mut self.error, "error"),
-            Member::Other => return None,
+            Member::Params | Member::Other => return None,
         })
     }
 }
 
-struct RawVisitor;
+struct RawVisitor<P>(std::marker::PhantomData<P>);
 
-impl<'de> Visitor<'de> for RawVisitor {
-    type Value = RawMessage;
+impl<'de, P: Params> Visitor<'de> for RawVisitor<P> {
+    type Value = RawMessage<P>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(EXPECTING_MESSAGE)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawMessage, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawMessage<P>, A::Error> {
         let mut raw = RawMessage::default();
         while let Some(member) = map.next_key::<Member>()? {
+            if let Member::Params = member {
+                if raw.params.is_none() {
+                    raw.params = Some(P::read(raw.method.as_ref(), &mut map)?);
+                } else {
+                    raw.duplicate("params");
+                    map.next_value::<IgnoredAny>()?;
+                }
+                continue;
+            }
             let Some((slot, name)) = raw.slot(member) else {
                 // Skipped without building a value (and without a depth limit).
                 map.next_value::<IgnoredAny>()?;
@@ -416,30 +484,35 @@ impl<'de> Visitor<'de> for RawVisitor {
                 // second "id" (the same text as a derived impl).
                 return Err(A::Error::duplicate_field("id"));
             }
-            if !raw.duplicates.contains(&name) {
-                raw.duplicates.push(name);
-            }
+            raw.duplicate(name);
             map.next_value::<IgnoredAny>()?;
         }
         Ok(raw)
     }
 }
 
-impl<'de> Deserialize<'de> for RawMessage {
+impl<'de, P: Params> Deserialize<'de> for RawMessage<P> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         // A map only: `deserialize_struct` would also accept `["2.0", 5, "ping"]`.
-        d.deserialize_map(RawVisitor)
+        d.deserialize_map(RawVisitor(std::marker::PhantomData))
     }
 }
 
-impl RawMessage {
+impl<P: Params> RawMessage<P> {
+    /// Records a member seen twice (once, however often it repeats).
+    fn duplicate(&mut self, name: &'static str) {
+        if !self.duplicates.contains(&name) {
+            self.duplicates.push(name);
+        }
+    }
+
     /// Whether this is an attempted response: no `"method"`, and a `"result"` or an `"error"`.
     /// An invalid one is marked ([`InvalidMessage::is_response`]) so that it is not answered.
     fn is_response(&self) -> bool {
         self.method.is_none() && (self.result.is_some() || self.error.is_some())
     }
 
-    fn validate(self) -> Result<Message, InvalidMessage> {
+    fn validate(self) -> Result<Message<P>, InvalidMessage> {
         let is_response = self.is_response();
         let refuse = |id: Option<RequestId>, reason: String| InvalidMessage {
             is_response,
@@ -495,14 +568,16 @@ impl RawMessage {
                 ));
             }
             let params = match self.params {
-                None | Some(Value::Null) => None,
-                Some(p @ (Value::Object(_) | Value::Array(_))) => Some(p),
-                Some(other) => {
-                    return Err(invalid(format!(
-                        "\"params\" must be an object or an array, got {}",
-                        json_type(&other)
-                    )))
-                }
+                None => None,
+                Some(p) => match p.json_type() {
+                    ParamsType::Null => None,
+                    ParamsType::Object | ParamsType::Array => Some(p),
+                    ParamsType::Other(kind) => {
+                        return Err(invalid(format!(
+                            "\"params\" must be an object or an array, got {kind}"
+                        )))
+                    }
+                },
             };
             return Ok(match id {
                 Some(id) => Message::Request(Request { id, method, params }),
@@ -540,6 +615,11 @@ impl RawMessage {
 /// Not JSON (including invalid UTF-8 and trailing garbage) → [`FrameError::Parse`] (-32700);
 /// JSON of the wrong shape → [`FrameError::Invalid`] (-32600), with the id when readable.
 pub fn parse(bytes: &[u8]) -> Result<Incoming, FrameError> {
+    parse_as(bytes)
+}
+
+/// [`parse`], with the params kept as `P` ([`Params`]): the same checks, errors and results.
+pub fn parse_as<P: Params>(bytes: &[u8]) -> Result<Incoming<P>, FrameError> {
     // RFC 8259 §8.1: JSON text is UTF-8. Checked for the whole frame, because serde_json does
     // not look inside the members it skips; then it need not check each string again.
     let text = match std::str::from_utf8(bytes) {
@@ -566,14 +646,14 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, FrameError> {
         }
         let batch = items
             .into_iter()
-            .map(|item| match serde_json::from_value::<RawMessage>(item) {
+            .map(|item| match serde_json::from_value::<RawMessage<P>>(item) {
                 Ok(raw) => raw.validate(),
                 Err(e) => Err(InvalidMessage::new(None, shape_reason(&e))),
             })
             .collect();
         return Ok(Incoming::Batch(batch));
     }
-    let raw: RawMessage = match serde_json::from_str(text) {
+    let raw: RawMessage<P> = match serde_json::from_str(text) {
         Ok(raw) => raw,
         Err(e) => return Err(mark_response(classify(e, text), bytes)),
     };
@@ -666,6 +746,77 @@ fn short_json(v: &Value) -> String {
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
+
+    /// A `Params` that notes the method it was read under, to check what `parse_as` hands it.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Noted {
+        method: Option<String>,
+        value: Value,
+    }
+
+    impl Params for Noted {
+        fn read<'de, A: MapAccess<'de>>(
+            method: Option<&Value>,
+            map: &mut A,
+        ) -> Result<Self, A::Error> {
+            Ok(Noted {
+                method: method.and_then(Value::as_str).map(str::to_owned),
+                value: map.next_value()?,
+            })
+        }
+
+        fn json_type(&self) -> ParamsType {
+            self.value.json_type()
+        }
+    }
+
+    #[test]
+    fn parse_as_reads_params_under_the_method_that_came_first() {
+        let request = |text: &str| match parse_as::<Noted>(text.as_bytes()) {
+            Ok(Incoming::Single(Message::Request(r))) => r,
+            other => panic!("{text}: {other:?}"),
+        };
+        let r = request(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":1}}"#);
+        assert_eq!(
+            r.params.as_ref().and_then(|p| p.method.as_deref()),
+            Some("tools/call")
+        );
+        assert_eq!(r.params.map(|p| p.value), Some(serde_json::json!({"a": 1})));
+        // Params before the method: read with no method.
+        let r = request(r#"{"params":[1],"jsonrpc":"2.0","id":1,"method":"tools/call"}"#);
+        assert_eq!(r.params.and_then(|p| p.method), None);
+        // null params are none; batch members get the same treatment.
+        let r = request(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#);
+        assert_eq!(r.params, None);
+        match parse_as::<Noted>(br#"[{"jsonrpc":"2.0","id":1,"method":"m","params":{}}]"#) {
+            Ok(Incoming::Batch(items)) => match &items[..] {
+                [Ok(Message::Request(r))] => {
+                    assert_eq!(
+                        r.params.as_ref().and_then(|p| p.method.as_deref()),
+                        Some("m")
+                    )
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+        // The same errors, word for word, as the `Value` parser.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{},"params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":5,"result":1}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"m","params":true}]"#,
+        ] {
+            let noted = parse_as::<Noted>(text.as_bytes()).map(|_| ());
+            let plain = parse(text.as_bytes()).map(|_| ());
+            assert_eq!(format!("{noted:?}"), format!("{plain:?}"), "{text}");
+        }
+        let e = invalid(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}"#);
+        assert_eq!(
+            e.reason,
+            "\"params\" must be an object or an array, got a string"
+        );
+    }
 
     fn invalid(input: &str) -> InvalidMessage {
         match parse(input.as_bytes()) {
@@ -776,7 +927,7 @@ mod tests {
             let Ok(Incoming::Single(Message::Request(r))) = parse(input.as_bytes()) else {
                 panic!("{input}");
             };
-            let out = serde_json::to_string(&Message::Response(Response::success(
+            let out = serde_json::to_string(&Message::<Value>::Response(Response::success(
                 r.id,
                 serde_json::json!({}),
             )))

@@ -513,7 +513,8 @@ fn content_length_headers_are_exact_as_body_lengths_change_width() {
         100,
     ] {
         let reply = Response::success(RequestId::from(1u64), "x".repeat(body_len - 36).into());
-        let body = serde_json::to_vec(&Message::Response(reply.clone())).unwrap();
+        let body =
+            serde_json::to_vec(&Message::<serde_json::Value>::Response(reply.clone())).unwrap();
         assert_eq!(body.len(), body_len);
         expected.extend_from_slice(format!("Content-Length: {body_len}\r\n\r\n").as_bytes());
         expected.extend_from_slice(&body);
