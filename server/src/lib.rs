@@ -7,6 +7,7 @@
 mod config;
 mod error;
 mod modern;
+mod params;
 mod serve;
 mod session;
 pub mod stdio;
@@ -14,6 +15,7 @@ pub mod tools;
 
 pub use crate::config::Config;
 pub use crate::error::ServerError;
+pub use crate::params::{ServerParams, ToolCallParts};
 pub use crate::serve::{serve, Exit};
 pub use crate::session::{Dispatch, ServerInfo, Session};
 pub use crate::tools::{default_tools, DuplicateTool, Tool, ToolCall, ToolRegistry};

@@ -22,11 +22,11 @@ pub(crate) fn supported_versions() -> Vec<&'static str> {
     all
 }
 
-/// `None` for a legacy request (no protocol version in `_meta`); otherwise whether the modern
-/// `_meta` is acceptable: a version this server speaks, client capabilities (required), and a
-/// valid log level if one is set.
-pub(crate) fn check_meta(params: Option<&Value>) -> Option<Result<(), ServerError>> {
-    let meta = params?.get("_meta")?.as_object()?;
+/// `None` for a legacy request (no protocol version in its params' `_meta`, which `meta` is);
+/// otherwise whether the modern `_meta` is acceptable: a version this server speaks, client
+/// capabilities (required), and a valid log level if one is set.
+pub(crate) fn check_meta(meta: Option<&Value>) -> Option<Result<(), ServerError>> {
+    let meta = meta?.as_object()?;
     let version = meta.get(modern::META_PROTOCOL_VERSION)?;
     let invalid = |reason: String| ServerError::InvalidMeta(reason);
     Some((|| {

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::BytesMut;
 use futures::{FutureExt, StreamExt};
+use mcp_protocol::codec::RawCodec;
 use mcp_protocol::mcp::methods;
 use mcp_protocol::{
     FrameError, Incoming, InvalidMessage, Message, Outgoing, RequestId, Response, StdioCodec,
@@ -28,6 +29,7 @@ use tokio_util::codec::{Encoder, FramedRead};
 
 use crate::config::Config;
 use crate::error::ServerError;
+use crate::params::ServerParams;
 use crate::session::{Dispatch, ServerInfo, Session};
 use crate::tools::ToolRegistry;
 
@@ -80,7 +82,8 @@ where
     let codec = StdioCodec::new(config.framing)
         .with_max_message_bytes(config.max_message_bytes)
         .with_max_header_bytes(config.max_header_bytes);
-    let mut reader = FramedRead::with_capacity(input, codec.clone(), 64 * 1024);
+    // Frames are parsed by `Connection::frame`, with the server's params.
+    let mut reader = FramedRead::with_capacity(input, RawCodec(codec.clone()), 64 * 1024);
     let mut out = Output {
         io: output,
         codec,
@@ -225,8 +228,9 @@ struct Connection {
 
 impl Connection {
     /// One decoded frame: the reply to send now, if any.
-    fn frame(&mut self, frame: mcp_protocol::codec::DecodedFrame) -> Option<Outgoing> {
-        match frame {
+    /// One frame's body, parsed here with the server's params ([`ServerParams`]).
+    fn frame(&mut self, frame: mcp_protocol::codec::RawFrame) -> Option<Outgoing> {
+        match frame.and_then(|body| mcp_protocol::parse_as::<ServerParams>(&body)) {
             Err(frame_error) => self.frame_error(&frame_error),
             Ok(Incoming::Single(message)) => self.single(message),
             Ok(Incoming::Batch(items)) => self.batch(items),
@@ -244,7 +248,7 @@ impl Connection {
         Some(Response::error(error.request_id().cloned(), error.to_error_object()).into())
     }
 
-    fn single(&mut self, message: Message) -> Option<Outgoing> {
+    fn single(&mut self, message: Message<ServerParams>) -> Option<Outgoing> {
         log_incoming(&message);
         let dispatch = self.session.handle(message);
         self.run(dispatch)
@@ -294,7 +298,10 @@ impl Connection {
 
     /// A JSON-RPC batch (§6): only in 2025-03-26; one array of replies, none if all members
     /// were notifications.
-    fn batch(&mut self, items: Vec<Result<Message, InvalidMessage>>) -> Option<Outgoing> {
+    fn batch(
+        &mut self,
+        items: Vec<Result<Message<ServerParams>, InvalidMessage>>,
+    ) -> Option<Outgoing> {
         let version = self.session.version();
         if !version.is_some_and(|v| v.has_batches()) {
             let e = ServerError::BatchNotSupported(version);
@@ -350,7 +357,7 @@ impl Connection {
     }
 }
 
-fn log_incoming(message: &Message) {
+fn log_incoming<P>(message: &Message<P>) {
     match message {
         // Cut: a peer's 100 KiB method name must not become a 100 KiB log line.
         Message::Request(r) => tracing::debug!(

@@ -19,6 +19,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::ServerError;
+use crate::params::ServerParams;
 use crate::tools::{ToolCall, ToolRegistry};
 
 /// Who the server says it is in the `initialize` result.
@@ -109,7 +110,7 @@ impl Session {
         matches!(self.state, State::Ready(_))
     }
 
-    pub fn handle(&mut self, message: Message) -> Dispatch {
+    pub fn handle(&mut self, message: Message<ServerParams>) -> Dispatch {
         match message {
             Message::Request(req) => self.request(req),
             Message::Notification(n) => self.notification(n),
@@ -121,11 +122,12 @@ impl Session {
         }
     }
 
-    fn request(&mut self, req: Request) -> Dispatch {
+    fn request(&mut self, req: Request<ServerParams>) -> Dispatch {
         let Request { id, method, params } = req;
         // `initialize` is legacy by definition; anything else with a protocol version in
         // `_meta` is a modern request, served statelessly whatever the legacy state.
-        let outcome = match crate::modern::check_meta(params.as_ref()) {
+        let outcome = match crate::modern::check_meta(params.as_ref().and_then(ServerParams::meta))
+        {
             Some(meta) if method != methods::INITIALIZE => {
                 meta.and_then(|()| self.modern(&method, params))
             }
@@ -146,13 +148,20 @@ impl Session {
     }
 
     /// The legacy era: the `initialize` handshake, then tools (`basic/lifecycle.mdx`).
-    fn legacy(&mut self, method: String, params: Option<Value>) -> Result<Outcome, ServerError> {
+    fn legacy(
+        &mut self,
+        method: String,
+        params: Option<ServerParams>,
+    ) -> Result<Outcome, ServerError> {
         match method.as_str() {
             methods::PING => Ok(Outcome::Done(Value::Object(Map::new()))),
-            methods::INITIALIZE => self.initialize(&method, params).map(Outcome::Done),
+            methods::INITIALIZE => self
+                .initialize(&method, params.map(ServerParams::into_value))
+                .map(Outcome::Done),
             methods::TOOLS_LIST => {
                 let version = self.ready_version(&method)?;
-                self.list_tools(&method, params, version).map(Outcome::Done)
+                self.list_tools(&method, params.map(ServerParams::into_value), version)
+                    .map(Outcome::Done)
             }
             methods::TOOLS_CALL => {
                 let version = self.ready_version(&method)?;
@@ -165,7 +174,7 @@ impl Session {
 
     /// The modern era (2026-07-28): no handshake; results tagged `resultType: "complete"` with
     /// the server's identity in `_meta`, and cache hints on `server/discover` and `tools/list`.
-    fn modern(&self, method: &str, params: Option<Value>) -> Result<Outcome, ServerError> {
+    fn modern(&self, method: &str, params: Option<ServerParams>) -> Result<Outcome, ServerError> {
         let info = &self.modern_info;
         let latest = ProtocolVersion::LATEST;
         match method {
@@ -174,7 +183,8 @@ impl Session {
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_LIST => {
-                let result = self.list_tools(method, params, latest)?;
+                let result =
+                    self.list_tools(method, params.map(ServerParams::into_value), latest)?;
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_CALL => Ok(match self.call_tool(method, params, latest)? {
@@ -197,7 +207,7 @@ impl Session {
         }
     }
 
-    fn notification(&mut self, n: Notification) -> Dispatch {
+    fn notification(&mut self, n: Notification<ServerParams>) -> Dispatch {
         match n.method.as_str() {
             methods::INITIALIZED => match self.state {
                 State::Initialized(v) => {
@@ -212,7 +222,7 @@ impl Session {
             methods::CANCELLED => {
                 match n
                     .params
-                    .map(serde_json::from_value::<CancelledParams>)
+                    .map(|p| serde_json::from_value::<CancelledParams>(p.into_value()))
                     .transpose()
                 {
                     Ok(Some(p)) => return Dispatch::Cancel(p.request_id),
@@ -294,10 +304,18 @@ impl Session {
     fn call_tool(
         &self,
         method: &str,
-        params: Option<Value>,
+        params: Option<ServerParams>,
         version: ProtocolVersion,
     ) -> Result<Outcome, ServerError> {
-        let params: CallToolParams = parse_params(method, params)?;
+        // Read in parts by the parser when it could (`crate::params`); anything else, and
+        // parts that do not fit, take the `Value` path, which words the -32602.
+        let params: CallToolParams = match params {
+            Some(ServerParams::ToolCall(parts)) => match parts.into_call() {
+                Ok(params) => params,
+                Err(parts) => parse_params(method, Some(parts.into_value()))?,
+            },
+            other => parse_params(method, other.map(ServerParams::into_value))?,
+        };
         let tool = self
             .tools
             .get(&params.name)

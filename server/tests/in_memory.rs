@@ -804,7 +804,7 @@ async fn modern_requests_are_cancellable_and_need_no_handshake() {
     fast["params"]["_meta"] = meta;
     peer.send(fast).await;
     let reply = peer.reply().await;
-    assert_eq!(reply["id"], "m-fast");
+    assert_eq!(reply["id"], "m-fast", "{reply}");
     assert_eq!(reply["result"]["resultType"], "complete");
     tokio::time::sleep(Duration::from_millis(400)).await;
     let (rest, _) = peer.finish().await;
