@@ -5,5 +5,6 @@
 pub mod client_check;
 pub mod codec_check;
 pub mod input;
+pub mod params_check;
 pub mod parse_check;
 pub mod server_check;

@@ -7,6 +7,9 @@
 //! input order when no tool call is still running; a cancelled running call may get none), a bad
 //! frame one error with its id or null, notifications and responses none, batches one array,
 //! and nothing but response frames is written.
+//!
+//! The server's reading of params (`ServerParams`) is held to the reference parser by
+//! `fuzz/src/params_check.rs` (also run by the `parse` fuzz target) on generated messages.
 #![allow(clippy::unwrap_used)]
 
 #[path = "../../fuzz/src/input.rs"]
@@ -14,6 +17,9 @@ mod input;
 
 #[path = "../../fuzz/src/server_check.rs"]
 mod server_check;
+
+#[path = "../../fuzz/src/params_check.rs"]
+mod params_check;
 
 use std::time::Duration;
 
@@ -113,5 +119,79 @@ proptest! {
             prop_assert_eq!(&reply["id"], id);
             prop_assert_eq!(&reply["result"]["content"][0]["text"], &json!(text));
         }
+    }
+}
+
+/// Any JSON value, with the strings JSON must escape.
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        "[a-z\\\\\"\n\u{0}é🦀]{0,8}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec(("[a-z_]{0,6}", inner), 0..4)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+/// A params member's text: any JSON, `tools/call`-shaped with any member values (sometimes a
+/// member repeated), or an ordinary echo call.
+fn arb_params() -> impl Strategy<Value = String> {
+    prop_oneof![
+        arb_json().prop_map(|v| v.to_string()),
+        (arb_json(), arb_json(), arb_json(), any::<bool>()).prop_map(|(name, args, meta, dup)| {
+            let again = if dup {
+                format!(r#","name":{args},"arguments":{name}"#)
+            } else {
+                String::new()
+            };
+            format!(r#"{{"name":{name},"arguments":{args},"_meta":{meta}{again}}}"#)
+        }),
+        ("[a-z]{0,6}", "[a-z ]{0,12}").prop_map(|(name, text)| {
+            json!({"name": name, "arguments": {"text": text}}).to_string()
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// `tools/call` and other methods, params before or after the method, requests and
+    /// notifications, single or batched: the server reads what the reference parser reads.
+    #[test]
+    fn server_params_read_as_the_reference_parser_does(
+        params in arb_params(),
+        method in prop_oneof![
+            3 => Just("tools/call".to_owned()),
+            1 => Just("tools/list".to_owned()),
+            1 => "[a-z/]{0,10}",
+        ],
+        params_first in any::<bool>(),
+        notification in any::<bool>(),
+        batch in any::<bool>(),
+    ) {
+        let id = if notification { "" } else { r#""id":7,"# };
+        let message = if params_first {
+            format!(r#"{{"jsonrpc":"2.0",{id}"params":{params},"method":"{method}"}}"#)
+        } else {
+            format!(r#"{{"jsonrpc":"2.0",{id}"method":"{method}","params":{params}}}"#)
+        };
+        let text = if batch { format!("[{message},{message}]") } else { message };
+        params_check::run(text.as_bytes());
+    }
+
+    #[test]
+    fn server_params_read_as_the_reference_parser_does_on_any_bytes(
+        data in prop::collection::vec(any::<u8>(), 0..300),
+    ) {
+        params_check::run(&data);
     }
 }
