@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use mcp_fuzz::input::Rng;
-use mcp_fuzz::{client_check, codec_check, parse_check, server_check};
+use mcp_fuzz::{client_check, codec_check, params_check, parse_check, server_check};
 
 fn inputs(target: &str, random: usize) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
@@ -37,6 +37,7 @@ fn codec() {
 fn parse() {
     for data in inputs("parse", 500) {
         parse_check::run(&data);
+        params_check::run(&data);
     }
 }
 
