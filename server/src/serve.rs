@@ -227,8 +227,8 @@ struct Connection {
 }
 
 impl Connection {
-    /// One decoded frame: the reply to send now, if any.
-    /// One frame's body, parsed here with the server's params ([`ServerParams`]).
+    /// One frame, parsed here with the server's params ([`ServerParams`]): the reply to send
+    /// now, if any.
     fn frame(&mut self, frame: mcp_protocol::codec::RawFrame) -> Option<Outgoing> {
         match frame.and_then(|body| mcp_protocol::parse_as::<ServerParams>(&body)) {
             Err(frame_error) => self.frame_error(&frame_error),

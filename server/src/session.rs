@@ -155,13 +155,10 @@ impl Session {
     ) -> Result<Outcome, ServerError> {
         match method.as_str() {
             methods::PING => Ok(Outcome::Done(Value::Object(Map::new()))),
-            methods::INITIALIZE => self
-                .initialize(&method, params.map(ServerParams::into_value))
-                .map(Outcome::Done),
+            methods::INITIALIZE => self.initialize(&method, params).map(Outcome::Done),
             methods::TOOLS_LIST => {
                 let version = self.ready_version(&method)?;
-                self.list_tools(&method, params.map(ServerParams::into_value), version)
-                    .map(Outcome::Done)
+                self.list_tools(&method, params, version).map(Outcome::Done)
             }
             methods::TOOLS_CALL => {
                 let version = self.ready_version(&method)?;
@@ -183,8 +180,7 @@ impl Session {
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_LIST => {
-                let result =
-                    self.list_tools(method, params.map(ServerParams::into_value), latest)?;
+                let result = self.list_tools(method, params, latest)?;
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_CALL => Ok(match self.call_tool(method, params, latest)? {
@@ -235,7 +231,11 @@ impl Session {
         Dispatch::Nothing
     }
 
-    fn initialize(&mut self, method: &str, params: Option<Value>) -> Result<Value, ServerError> {
+    fn initialize(
+        &mut self,
+        method: &str,
+        params: Option<ServerParams>,
+    ) -> Result<Value, ServerError> {
         if let Some(v) = self.version() {
             return Err(ServerError::AlreadyInitialized(v));
         }
@@ -285,7 +285,7 @@ impl Session {
     fn list_tools(
         &self,
         method: &str,
-        params: Option<Value>,
+        params: Option<ServerParams>,
         version: ProtocolVersion,
     ) -> Result<Value, ServerError> {
         let params: ListToolsParams = match params {
@@ -312,9 +312,9 @@ impl Session {
         let params: CallToolParams = match params {
             Some(ServerParams::ToolCall(parts)) => match parts.into_call() {
                 Ok(params) => params,
-                Err(parts) => parse_params(method, Some(parts.into_value()))?,
+                Err(parts) => parse_params(method, Some(ServerParams::ToolCall(parts)))?,
             },
-            other => parse_params(method, other.map(ServerParams::into_value))?,
+            other => parse_params(method, other)?,
         };
         let tool = self
             .tools
@@ -341,13 +341,13 @@ enum Outcome {
 /// Params of a protocol method; anything that does not fit its schema is -32602.
 fn parse_params<T: DeserializeOwned>(
     method: &str,
-    params: Option<Value>,
+    params: Option<ServerParams>,
 ) -> Result<T, ServerError> {
     let invalid = |reason: String| ServerError::InvalidParams {
         method: method.to_owned(),
         reason,
     };
-    match params {
+    match params.map(ServerParams::into_value) {
         None => Err(invalid("params are required".to_owned())),
         Some(Value::Object(map)) => {
             serde_json::from_value(Value::Object(map)).map_err(|e| invalid(e.to_string()))
