@@ -209,13 +209,6 @@ impl<'de> Deserialize<'de> for PartKey {
                     other => PartKey::Other(other.to_owned()),
                 })
             }
-            fn visit_string<E>(self, key: String) -> Result<PartKey, E> {
-                Ok(match key.as_str() {
-                    "name" => PartKey::Name,
-                    "arguments" => PartKey::Arguments,
-                    _ => PartKey::Other(key),
-                })
-            }
         }
         d.deserialize_identifier(KeyVisitor)
     }
