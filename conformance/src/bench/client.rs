@@ -15,7 +15,7 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use mcp_client::{Client, ClientOptions, CloseStep, EraChoice};
 use mcp_protocol::mcp::{CallToolResult, ContentBlock, ProtocolVersion};
 
-use super::driver::{text_len, text_matches, DriveError, BENCH_VERSION};
+use super::driver::{text_len, DriveError, Filler, BENCH_VERSION};
 use super::{procfs, BenchConfig, Cell, RunResult};
 
 fn verify(message: String) -> DriveError {
@@ -55,21 +55,19 @@ async fn start(config: &BenchConfig) -> Result<(Client, f64), DriveError> {
     Ok((client, spawned.elapsed().as_secs_f64() * 1e3))
 }
 
-/// Call `n`'s text for `payload` bytes: `"<n>."` padded with `x`.
-fn echo_text(n: u64, payload: usize) -> String {
-    let mut text = format!("{n}.");
-    text.extend(std::iter::repeat_n('x', text_len(n, payload) - text.len()));
-    text
-}
-
 /// Whether `result` is call `n`'s echo: not an error, and `content[0].text` exactly its text.
-fn check(result: &CallToolResult, n: u64, payload: usize) -> Result<(), DriveError> {
+fn check(
+    result: &CallToolResult,
+    n: u64,
+    payload: usize,
+    filler: &Filler,
+) -> Result<(), DriveError> {
     let text = match result.content.first() {
         Some(ContentBlock::Text { text }) => Some(text.as_str()),
         _ => None,
     };
     match text {
-        Some(t) if result.is_error != Some(true) && text_matches(t.as_bytes(), n, payload) => {
+        Some(t) if result.is_error != Some(true) && filler.is_text(t.as_bytes(), n, payload) => {
             Ok(())
         }
         _ => {
@@ -86,13 +84,16 @@ fn check(result: &CallToolResult, n: u64, payload: usize) -> Result<(), DriveErr
     }
 }
 
-async fn call(client: &Client, n: u64, payload: usize) -> Result<(), DriveError> {
-    let arguments = serde_json::json!({ "text": echo_text(n, payload) });
+/// Call `n` with its `payload`-byte text (`filler` holds at least `payload` bytes).
+async fn call(client: &Client, n: u64, payload: usize, filler: &Filler) -> Result<(), DriveError> {
+    let text = filler
+        .text(n, payload)
+        .ok_or_else(|| verify(format!("no text for call {n}: the filler is too short")))?;
     let result = client
-        .call_tool("echo", arguments)
+        .call_tool("echo", serde_json::json!({ "text": text }))
         .await
         .map_err(|e| verify(format!("call {n}: {e}")))?;
-    check(&result, n, payload)
+    check(&result, n, payload, filler)
 }
 
 /// Starts the server, connects and closes it; nothing is measured.
@@ -131,6 +132,7 @@ async fn run_async(config: &BenchConfig, run: usize) -> Result<RunResult, DriveE
                 &format!("payload {payload} B, window {window} (client library)"),
             );
             let mut cell = Cell::new(payload, window);
+            let filler = Filler::sized(payload);
             let cpu0 = procfs::cpu_time(pid);
             let own0 = procfs::cpu_time(own_pid);
             let began = Instant::now();
@@ -141,7 +143,7 @@ async fn run_async(config: &BenchConfig, run: usize) -> Result<RunResult, DriveE
                 for _ in 0..calls {
                     next += 1;
                     let t = Instant::now();
-                    call(&client, next, payload).await?;
+                    call(&client, next, payload, &filler).await?;
                     samples.push(t.elapsed().as_secs_f64() * 1e6);
                 }
                 cell.set_latencies(samples, began.elapsed());
@@ -149,9 +151,9 @@ async fn run_async(config: &BenchConfig, run: usize) -> Result<RunResult, DriveE
                 calls = config.calls;
                 let first = next + 1;
                 next += calls as u64;
-                let client = &client;
+                let (client, filler) = (&client, &filler);
                 stream::iter(first..=next)
-                    .map(|n| call(client, n, payload))
+                    .map(|n| call(client, n, payload, filler))
                     .buffer_unordered(window)
                     .try_for_each(|()| async { Ok(()) })
                     .await?;
@@ -187,21 +189,38 @@ mod tests {
 
     #[test]
     fn texts_are_exact_and_checked() {
-        assert_eq!(echo_text(7, 5), "7.xxx");
-        assert_eq!(echo_text(12345, 2), "12345.");
+        let filler = Filler::sized(5);
+        assert_eq!(filler.text(7, 5).as_deref(), Some("7.xxx"));
+        assert_eq!(filler.text(12345, 2).as_deref(), Some("12345."));
+        assert_eq!(
+            Filler::sized(2).text(7, 5),
+            None,
+            "a filler too short for the payload"
+        );
         let good = CallToolResult {
             content: vec![ContentBlock::text("7.xxx")],
             structured_content: None,
             is_error: None,
         };
-        assert!(check(&good, 7, 5).is_ok());
-        assert!(check(&good, 8, 5).is_err(), "another call's text");
-        assert!(check(&good, 7, 6).is_err(), "a text of the wrong length");
+        assert!(check(&good, 7, 5, &filler).is_ok());
+        assert!(check(&good, 8, 5, &filler).is_err(), "another call's text");
+        assert!(
+            check(&good, 7, 6, &Filler::sized(6)).is_err(),
+            "a text of the wrong length"
+        );
+        let bad = CallToolResult {
+            content: vec![ContentBlock::text("7.xyx")],
+            ..good.clone()
+        };
+        assert!(
+            check(&bad, 7, 5, &filler).is_err(),
+            "one byte of the padding changed"
+        );
         let failed = CallToolResult {
             is_error: Some(true),
             ..good
         };
-        let e = check(&failed, 7, 5)
+        let e = check(&failed, 7, 5, &filler)
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();

@@ -66,7 +66,7 @@ pub struct Server {
     out_pos: usize,
     out_eof: bool,
     scratch: Vec<u8>,
-    filler: Vec<u8>,
+    filler: Filler,
     exited_at: Option<Instant>,
 }
 
@@ -106,6 +106,48 @@ pub fn text_matches(text: &[u8], id: u64, payload: usize) -> bool {
         n = n.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
     }
     n == id && text[d + 1..].iter().all(|&b| b == b'x')
+}
+
+/// The `x`s that pad every bench text, kept so that texts are written and checked with
+/// `memcpy`/`memcmp` rather than byte by byte. A filler of `payload` bytes serves every id.
+#[derive(Debug, Default, Clone)]
+pub struct Filler(Vec<u8>);
+
+impl Filler {
+    pub fn sized(payload: usize) -> Filler {
+        Filler(vec![b'x'; payload])
+    }
+
+    /// Makes it at least `len` bytes long.
+    fn grow(&mut self, len: usize) {
+        if self.0.len() < len {
+            self.0.resize(len, b'x');
+        }
+    }
+
+    /// The first `len` bytes, grown to that length first if needed.
+    fn take(&mut self, len: usize) -> &[u8] {
+        self.grow(len);
+        &self.0[..len]
+    }
+
+    /// Id `id`'s text for `payload` bytes (`"<id>.xxxx…"`).
+    pub fn text(&self, id: u64, payload: usize) -> Option<String> {
+        let fill = text_len(id, payload) - digits(id) - 1;
+        let pad = std::str::from_utf8(self.0.get(..fill)?).ok()?;
+        Some(format!("{id}.{pad}"))
+    }
+
+    /// Whether `raw` is exactly id `id`'s text for `payload` bytes; false also when this
+    /// filler is too short to tell.
+    pub fn is_text(&self, raw: &[u8], id: u64, payload: usize) -> bool {
+        let d = digits(id);
+        let len = text_len(id, payload);
+        if raw.len() != len || raw.get(d) != Some(&b'.') {
+            return false;
+        }
+        Some(&raw[d + 1..]) == self.0.get(..len - d - 1) && text_matches(&raw[..d + 1], id, d + 1)
+    }
 }
 
 #[derive(Deserialize)]
@@ -154,7 +196,7 @@ pub enum Incoming {
 /// Verifies replies; keeps buffers between frames.
 #[derive(Debug, Default)]
 pub struct Verifier {
-    filler: Vec<u8>,
+    filler: Filler,
     scratch: Vec<u8>,
 }
 
@@ -166,15 +208,8 @@ const SENTINEL_TEXT: &str = "\u{0}@";
 impl Verifier {
     /// Whether `raw` (a JSON string's raw bytes) is id `id`'s text, compared with `memcmp`.
     fn is_text(&mut self, raw: &[u8], id: u64, payload: usize) -> bool {
-        let d = digits(id);
-        let len = text_len(id, payload);
-        if raw.len() != len || raw.get(d) != Some(&b'.') {
-            return false;
-        }
-        if self.filler.len() < len {
-            self.filler.resize(len, b'x');
-        }
-        raw[d + 1..] == self.filler[..len - d - 1] && text_matches(&raw[..d + 1], id, d + 1)
+        self.filler.grow(payload);
+        self.filler.is_text(raw, id, payload)
     }
 
     /// Verifies one frame as the reply to a `tools/call` echo of `payload` bytes.
@@ -354,7 +389,7 @@ impl Server {
             out_pos: 0,
             out_eof: false,
             scratch: Vec::new(),
-            filler: Vec::new(),
+            filler: Filler::default(),
             exited_at: None,
         };
         if let Some(stdin) = &server.stdin {
@@ -397,19 +432,15 @@ impl Server {
     /// Queues the `tools/call` echo request `id` with a `payload`-byte text, written straight
     /// into the output queue (the text is copied once, from the filler).
     pub fn queue_call(&mut self, id: u64, payload: usize) {
-        let len = text_len(id, payload);
-        let fill = len - digits(id) - 1;
-        if self.filler.len() < fill {
-            self.filler.resize(fill, b'x');
-        }
+        let fill = text_len(id, payload) - digits(id) - 1;
         let mut head = std::mem::take(&mut self.scratch);
         head.clear();
         let _ = write!(
             head,
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{id}."#
         );
-        let filler = std::mem::take(&mut self.filler);
-        self.queue_frame(&[&head, &filler[..fill], b"\"}}}"]);
+        let mut filler = std::mem::take(&mut self.filler);
+        self.queue_frame(&[&head, filler.take(fill), b"\"}}}"]);
         self.filler = filler;
         self.scratch = head;
     }
