@@ -9,14 +9,14 @@
 //! is not made here: a library caller cannot close stdin between two frames it wrote, so
 //! `--driver client` reports the close-to-exit time of `Client::close` and no EOF count.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use mcp_client::{Client, ClientOptions, CloseStep, EraChoice};
 use mcp_protocol::mcp::{CallToolResult, ContentBlock, ProtocolVersion};
 
 use super::driver::{text_len, DriveError, Filler, BENCH_VERSION};
-use super::{procfs, BenchConfig, Cell, RunResult};
+use super::{procfs, BenchConfig, Calls, RunResult};
 
 fn verify(message: String) -> DriveError {
     DriveError::Verify(message)
@@ -107,67 +107,27 @@ pub(super) fn warm_up(config: &BenchConfig) -> Result<(), DriveError> {
 
 /// One run through the client library: start, every (payload, window) cell, then close.
 pub(super) fn run_once(config: &BenchConfig, run: usize) -> Result<RunResult, DriveError> {
-    runtime()?.block_on(run_async(config, run))
-}
-
-async fn run_async(config: &BenchConfig, run: usize) -> Result<RunResult, DriveError> {
+    let rt = runtime()?;
     super::progress(config, run, "starting (client library)");
-    let (client, start_ms) = start(config).await?;
+    let (client, start_ms) = rt.block_on(start(config))?;
     let pid = client
         .pid()
         .ok_or_else(|| DriveError::Start("the client reports no server process".to_owned()))?;
-    let own_pid = std::process::id();
     let mut result = RunResult {
         start_ms,
         eof_answered: None,
         ..RunResult::default()
     };
-    let mut next: u64 = 0;
-    let mut load = super::Load::default();
-    for &payload in &config.payloads {
-        for &window in &config.windows {
-            super::progress(
-                config,
-                run,
-                &format!("payload {payload} B, window {window} (client library)"),
-            );
-            let mut cell = Cell::new(payload, window);
-            let filler = Filler::sized(payload);
-            let cpu0 = procfs::cpu_time(pid);
-            let own0 = procfs::cpu_time(own_pid);
-            let began = Instant::now();
-            let calls;
-            if window <= 1 {
-                calls = config.sequential_calls();
-                let mut samples = Vec::with_capacity(calls);
-                for _ in 0..calls {
-                    next += 1;
-                    let t = Instant::now();
-                    call(&client, next, payload, &filler).await?;
-                    samples.push(t.elapsed().as_secs_f64() * 1e6);
-                }
-                cell.set_latencies(samples, began.elapsed());
-            } else {
-                calls = config.calls;
-                let first = next + 1;
-                next += calls as u64;
-                let (client, filler) = (&client, &filler);
-                stream::iter(first..=next)
-                    .map(|n| call(client, n, payload, filler))
-                    .buffer_unordered(window)
-                    .try_for_each(|()| async { Ok(()) })
-                    .await?;
-                cell.calls_per_sec = calls as f64 / began.elapsed().as_secs_f64().max(1e-9);
-            }
-            let (cpu1, own1) = (procfs::cpu_time(pid), procfs::cpu_time(own_pid));
-            load.add(config, &mut cell, calls, (cpu0, cpu1), (own0, own1));
-            result.cells.push(cell);
-        }
-    }
-    load.finish(&mut result);
+    let mut calls = ClientCalls {
+        rt: &rt,
+        client: &client,
+        filler: Filler::default(),
+        next: 0,
+    };
+    super::measure_cells(config, run, pid, &mut calls, &mut result)?;
     result.peak_rss_kib = procfs::peak_rss_kib(pid).map(|k| k as f64);
     super::progress(config, run, "closing (client library)");
-    let closed = client.close().await;
+    let closed = rt.block_on(client.close());
     match closed.step {
         CloseStep::StdinClosed | CloseStep::AlreadyExited => {
             result.eof_exit_ms = Some(closed.elapsed.as_secs_f64() * 1e3);
@@ -181,6 +141,41 @@ async fn run_async(config: &BenchConfig, run: usize) -> Result<RunResult, DriveE
         }
     }
     Ok(result)
+}
+
+/// The client library's calls, numbered from 1 across the run, each cell's driven on the
+/// runtime with `block_on`. The driver's CPU is the whole process's: the library's tasks.
+struct ClientCalls<'a> {
+    rt: &'a tokio::runtime::Runtime,
+    client: &'a Client,
+    filler: Filler,
+    next: u64,
+}
+
+impl Calls for ClientCalls<'_> {
+    fn one(&mut self, payload: usize) -> Result<(), DriveError> {
+        self.filler.grow(payload);
+        self.next += 1;
+        self.rt
+            .block_on(call(self.client, self.next, payload, &self.filler))
+    }
+
+    fn many(&mut self, calls: usize, window: usize, payload: usize) -> Result<(), DriveError> {
+        self.filler.grow(payload);
+        let first = self.next + 1;
+        self.next += calls as u64;
+        let (client, filler) = (self.client, &self.filler);
+        self.rt.block_on(
+            stream::iter(first..=self.next)
+                .map(|n| call(client, n, payload, filler))
+                .buffer_unordered(window)
+                .try_for_each(|()| async { Ok(()) }),
+        )
+    }
+
+    fn own_cpu(&self) -> Option<Duration> {
+        procfs::cpu_time(std::process::id())
+    }
 }
 
 #[cfg(test)]

@@ -119,7 +119,7 @@ impl Filler {
     }
 
     /// Makes it at least `len` bytes long.
-    fn grow(&mut self, len: usize) {
+    pub fn grow(&mut self, len: usize) {
         if self.0.len() < len {
             self.0.resize(len, b'x');
         }

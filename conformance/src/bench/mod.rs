@@ -286,6 +286,109 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// How a driver makes the calls of a cell; [`measure_cells`] does the rest.
+pub(crate) trait Calls {
+    /// One call of `payload` bytes, made and verified, nothing else in flight.
+    fn one(&mut self, payload: usize) -> Result<(), DriveError>;
+    /// `calls` calls of `payload` bytes, `window` in flight, every reply verified.
+    fn many(&mut self, calls: usize, window: usize, payload: usize) -> Result<(), DriveError>;
+    /// The CPU time the driver has used so far.
+    fn own_cpu(&self) -> Option<Duration>;
+}
+
+/// Every (payload, window) cell of a run against server `pid`, into `result`: latencies of
+/// window-1 cells, throughput of the others, CPU per call of both sides.
+pub(crate) fn measure_cells(
+    config: &BenchConfig,
+    run: usize,
+    pid: u32,
+    driver: &mut impl Calls,
+    result: &mut RunResult,
+) -> Result<(), DriveError> {
+    let mut load = Load::default();
+    for &payload in &config.payloads {
+        for &window in &config.windows {
+            progress(
+                config,
+                run,
+                &format!("payload {payload} B, window {window}"),
+            );
+            let mut cell = Cell::new(payload, window);
+            let (cpu0, own0) = (procfs::cpu_time(pid), driver.own_cpu());
+            let began = Instant::now();
+            let calls;
+            if window <= 1 {
+                calls = config.sequential_calls();
+                let mut samples = Vec::with_capacity(calls);
+                for _ in 0..calls {
+                    let t = Instant::now();
+                    driver.one(payload)?;
+                    samples.push(micros(t.elapsed()));
+                }
+                cell.set_latencies(samples, began.elapsed());
+            } else {
+                calls = config.calls;
+                driver.many(calls, window, payload)?;
+                cell.calls_per_sec = calls as f64 / began.elapsed().as_secs_f64().max(1e-9);
+            }
+            let (cpu1, own1) = (procfs::cpu_time(pid), driver.own_cpu());
+            load.add(config, &mut cell, calls, (cpu0, cpu1), (own0, own1));
+            result.cells.push(cell);
+        }
+    }
+    load.finish(result);
+    Ok(())
+}
+
+/// The lean driver's calls: requests queued on the non-blocking pipes, replies verified by
+/// [`Verifier`] and counted by the [`Ledger`].
+struct LeanCalls<'a> {
+    server: &'a mut Server,
+    verifier: &'a mut Verifier,
+    ledger: &'a mut Ledger,
+}
+
+impl Calls for LeanCalls<'_> {
+    fn one(&mut self, payload: usize) -> Result<(), DriveError> {
+        let id = self.ledger.next();
+        self.server.queue_call(id, payload);
+        loop {
+            self.server.pump()?;
+            if drain(self.server, self.verifier, self.ledger, payload)? > 0
+                && self.ledger.done as u64 == self.ledger.sent
+            {
+                return Ok(());
+            }
+        }
+    }
+
+    fn many(&mut self, calls: usize, window: usize, payload: usize) -> Result<(), DriveError> {
+        let base = self.ledger.done;
+        let mut queued = 0usize;
+        while queued < calls.min(window) {
+            let id = self.ledger.next();
+            self.server.queue_call(id, payload);
+            queued += 1;
+        }
+        while self.ledger.done - base < calls {
+            self.server.pump()?;
+            drain(self.server, self.verifier, self.ledger, payload)?;
+            let in_flight = queued - (self.ledger.done - base);
+            let room = window - in_flight.min(window);
+            for _ in 0..room.min(calls - queued) {
+                let id = self.ledger.next();
+                self.server.queue_call(id, payload);
+                queued += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn own_cpu(&self) -> Option<Duration> {
+        procfs::own_cpu_time()
+    }
+}
+
 /// Starts the server, waits for its `initialize` reply, closes its stdin and gives it the
 /// run's timeout to exit before it is killed; nothing is measured. Exiting at EOF is judged
 /// by the runs, not here.
@@ -360,66 +463,13 @@ fn run_started(
         start_ms,
         ..RunResult::default()
     };
-    let mut load = Load::default();
     let pid = server.pid();
-    for &payload in &config.payloads {
-        for &window in &config.windows {
-            progress(
-                config,
-                run,
-                &format!("payload {payload} B, window {window}"),
-            );
-            let mut cell = Cell::new(payload, window);
-            let cpu0 = procfs::cpu_time(pid);
-            let own0 = procfs::own_cpu_time();
-            let began = Instant::now();
-            let calls;
-            if window <= 1 {
-                calls = config.sequential_calls();
-                let mut samples = Vec::with_capacity(calls);
-                for _ in 0..calls {
-                    let id = ledger.next();
-                    let t = Instant::now();
-                    server.queue_call(id, payload);
-                    loop {
-                        server.pump()?;
-                        if drain(&mut server, &mut verifier, &mut ledger, payload)? > 0
-                            && ledger.done as u64 == ledger.sent
-                        {
-                            break;
-                        }
-                    }
-                    samples.push(micros(t.elapsed()));
-                }
-                cell.set_latencies(samples, began.elapsed());
-            } else {
-                calls = config.calls;
-                let base = ledger.done;
-                let mut queued = 0usize;
-                while queued < calls.min(window) {
-                    let id = ledger.next();
-                    server.queue_call(id, payload);
-                    queued += 1;
-                }
-                while ledger.done - base < calls {
-                    server.pump()?;
-                    drain(&mut server, &mut verifier, &mut ledger, payload)?;
-                    let in_flight = queued - (ledger.done - base);
-                    let room = window - in_flight.min(window);
-                    for _ in 0..room.min(calls - queued) {
-                        let id = ledger.next();
-                        server.queue_call(id, payload);
-                        queued += 1;
-                    }
-                }
-                cell.calls_per_sec = calls as f64 / began.elapsed().as_secs_f64().max(1e-9);
-            }
-            let (cpu1, own1) = (procfs::cpu_time(pid), procfs::own_cpu_time());
-            load.add(config, &mut cell, calls, (cpu0, cpu1), (own0, own1));
-            result.cells.push(cell);
-        }
-    }
-    load.finish(&mut result);
+    let mut lean = LeanCalls {
+        server: &mut server,
+        verifier: &mut verifier,
+        ledger: &mut ledger,
+    };
+    measure_cells(config, run, pid, &mut lean, &mut result)?;
     result.peak_rss_kib = procfs::peak_rss_kib(pid).map(|k| k as f64);
 
     // EOF: a burst, stdin closed right after it is written, then count the replies.
