@@ -15,12 +15,8 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use mcp_client::{Client, ClientOptions, CloseStep, EraChoice};
 use mcp_protocol::mcp::{CallToolResult, ContentBlock, ProtocolVersion};
 
-use super::driver::{text_len, DriveError, Filler, BENCH_VERSION};
+use super::driver::{text_len, verify, DriveError, Filler, BENCH_VERSION};
 use super::{procfs, BenchConfig, Calls, RunResult};
-
-fn verify(message: String) -> DriveError {
-    DriveError::Verify(message)
-}
 
 /// One runtime thread, like the lean driver: the bench process's CPU is the client's.
 fn runtime() -> Result<tokio::runtime::Runtime, DriveError> {

@@ -44,7 +44,7 @@ impl std::fmt::Display for DriveError {
     }
 }
 
-fn verify(message: impl Into<String>) -> DriveError {
+pub(crate) fn verify(message: impl Into<String>) -> DriveError {
     DriveError::Verify(message.into())
 }
 
