@@ -178,13 +178,19 @@ impl Calls for ClientCalls<'_> {
 mod tests {
     use super::*;
 
+    fn sized(len: usize) -> Filler {
+        let mut filler = Filler::default();
+        filler.grow(len);
+        filler
+    }
+
     #[test]
     fn texts_are_exact_and_checked() {
-        let filler = Filler::sized(5);
+        let filler = sized(5);
         assert_eq!(filler.text(7, 5).as_deref(), Some("7.xxx"));
         assert_eq!(filler.text(12345, 2).as_deref(), Some("12345."));
         assert_eq!(
-            Filler::sized(2).text(7, 5),
+            sized(2).text(7, 5),
             None,
             "a filler too short for the payload"
         );
@@ -196,7 +202,7 @@ mod tests {
         assert!(check(&good, 7, 5, &filler).is_ok());
         assert!(check(&good, 8, 5, &filler).is_err(), "another call's text");
         assert!(
-            check(&good, 7, 6, &Filler::sized(6)).is_err(),
+            check(&good, 7, 6, &sized(6)).is_err(),
             "a text of the wrong length"
         );
         let bad = CallToolResult {

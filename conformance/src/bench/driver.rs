@@ -114,10 +114,6 @@ pub fn text_matches(text: &[u8], id: u64, payload: usize) -> bool {
 pub struct Filler(Vec<u8>);
 
 impl Filler {
-    pub fn sized(payload: usize) -> Filler {
-        Filler(vec![b'x'; payload])
-    }
-
     /// Makes it at least `len` bytes long.
     pub fn grow(&mut self, len: usize) {
         if self.0.len() < len {
