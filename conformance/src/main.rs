@@ -119,6 +119,12 @@ enum DriverArg {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
+enum FloorReplyArg {
+    Plain,
+    Structured,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
 enum FramingArg {
     Ndjson,
     ContentLength,
@@ -188,6 +194,11 @@ struct BenchCli {
     #[arg(long)]
     floor: bool,
 
+    /// The floor's echo reply: the text once (plain), or also in `structuredContent`
+    /// (structured), as a tool with an `outputSchema` must answer and mcp-echo-server does.
+    #[arg(long, value_enum, value_name = "REPLY", requires = "floor")]
+    floor_reply: Option<FloorReplyArg>,
+
     /// What makes the calls: the lean load driver, or the mcp-client library (to measure what
     /// the library itself can drive; no EOF burst).
     #[arg(long, value_enum, default_value_t = DriverArg::Lean)]
@@ -211,7 +222,19 @@ fn main() -> ExitCode {
     match args.get(1).and_then(|a| a.to_str()) {
         Some(bench::floor::FLOOR_FLAG) => {
             let cl = args.get(2).and_then(|a| a.to_str()) == Some("content-length");
-            return ExitCode::from(bench::floor::serve(cl));
+            let reply = match args.get(3).and_then(|a| a.to_str()) {
+                None => bench::floor::Reply::Plain,
+                Some(name) => {
+                    match bench::floor::Reply::from_name(name) {
+                        Some(reply) => reply,
+                        None => {
+                            eprintln!("mcp-conformance: unknown floor reply `{name}` (plain or structured)");
+                            return ExitCode::from(USAGE);
+                        }
+                    }
+                }
+            };
+            return ExitCode::from(bench::floor::serve(cl, reply));
         }
         Some("bench") => {
             let cli = BenchCli::parse_from(
@@ -445,6 +468,10 @@ fn run_bench(cli: BenchCli) -> u8 {
         FramingArg::Ndjson => Framing::Ndjson,
         FramingArg::ContentLength => Framing::ContentLength,
     };
+    let floor_reply = cli.floor.then_some(match cli.floor_reply {
+        None | Some(FloorReplyArg::Plain) => bench::floor::Reply::Plain,
+        Some(FloorReplyArg::Structured) => bench::floor::Reply::Structured,
+    });
     let (mut target, label) = if cli.floor {
         if !cli.command.is_empty() {
             return usage("give either --floor or a command after --, not both");
@@ -457,12 +484,21 @@ fn run_bench(cli: BenchCli) -> u8 {
             Framing::Ndjson => "ndjson",
             Framing::ContentLength => "content-length",
         };
+        let reply = floor_reply.unwrap_or(bench::floor::Reply::Plain);
         let t = Target::new(
             "floor",
             exe.display().to_string(),
-            vec![bench::floor::FLOOR_FLAG.to_owned(), framing_arg.to_owned()],
+            vec![
+                bench::floor::FLOOR_FLAG.to_owned(),
+                framing_arg.to_owned(),
+                reply.name().to_owned(),
+            ],
         );
-        (t, "(floor)".to_owned())
+        let label = match reply {
+            bench::floor::Reply::Plain => "(floor)".to_owned(),
+            bench::floor::Reply::Structured => "(floor, structured reply)".to_owned(),
+        };
+        (t, label)
     } else if let Some((program, args)) = cli.command.split_first() {
         let t = Target::new(program.clone(), program.clone(), args.to_vec());
         let label = t.display();
@@ -482,6 +518,7 @@ fn run_bench(cli: BenchCli) -> u8 {
         target,
         label,
         floor: cli.floor,
+        floor_reply,
         framing,
         driver: match cli.driver {
             DriverArg::Lean => DriverKind::Lean,

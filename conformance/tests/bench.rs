@@ -122,8 +122,105 @@ fn benches_the_floor_in_both_framings() {
     let (run, report) = bench(&["--floor"]);
     assert_sane(&run, &report, "ndjson", true);
     assert_eq!(report["command"], "(floor)");
+    assert_eq!(report["floorReply"], "plain", "{}", shown(&run));
     let (run, report) = bench(&["--floor", "--framing", "content-length"]);
     assert_sane(&run, &report, "content-length", true);
+}
+
+/// `--floor-reply structured`: every reply carries the text twice, and the driver checks both.
+#[test]
+fn benches_the_structured_floor_in_both_framings() {
+    for framing in ["ndjson", "content-length"] {
+        let (done, report) = bench(&[
+            "--floor",
+            "--floor-reply",
+            "structured",
+            "--framing",
+            framing,
+        ]);
+        assert_sane(&done, &report, framing, true);
+        assert_eq!(
+            report["command"],
+            "(floor, structured reply)",
+            "{}",
+            shown(&done)
+        );
+        assert_eq!(report["floorReply"], "structured", "{}", shown(&done));
+    }
+    echo_server();
+    let (done, report) = bench(&[]);
+    assert_eq!(report["floorReply"], Value::Null, "{}", shown(&done));
+    let alone = run(&["bench", "--floor-reply", "structured"]);
+    assert_eq!(alone.code, 2, "{}", shown(&alone));
+    assert!(alone.stderr.contains("--floor"), "{}", shown(&alone));
+}
+
+/// Runs `program args` with `input` on stdin and returns its stdout, killing it after 10 s.
+fn answers(program: &std::path::Path, args: &[&str], input: &[u8]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        stdout.read_to_end(&mut out).unwrap();
+        out
+    });
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(10) {
+            child.kill().unwrap();
+            panic!("{} {args:?} did not exit 10 s after EOF", program.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    reader.join().unwrap()
+}
+
+/// The structured floor measures what our reply costs to carry only if it is our reply: byte
+/// for byte what mcp-echo-server sends for the same call, escapes included.
+#[test]
+fn the_structured_floor_sends_the_echo_servers_reply_byte_for_byte() {
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a\"b\\c/d é"}}}"#,
+        "\n",
+    );
+    let last_line = |out: Vec<u8>| {
+        let text = String::from_utf8(out).unwrap();
+        text.lines().last().unwrap().to_owned()
+    };
+    let ours = last_line(answers(
+        echo_server(),
+        &["--log-level", "off"],
+        input.as_bytes(),
+    ));
+    let floor = last_line(answers(
+        common::harness(),
+        &["--floor-server", "ndjson", "structured"],
+        input.as_bytes(),
+    ));
+    assert_eq!(
+        ours,
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"text":"a\"b\\c/d é","type":"text"}],"structuredContent":{"text":"a\"b\\c/d é"}}}"#
+    );
+    assert_eq!(floor, ours);
+    let unknown = answers(
+        common::harness(),
+        &["--floor-server", "ndjson", "fancy"],
+        b"",
+    );
+    assert!(unknown.is_empty());
 }
 
 /// `--driver client`: the same cells, every reply checked, through the mcp-client library.

@@ -51,7 +51,9 @@ async fn start(config: &BenchConfig) -> Result<(Client, f64), DriveError> {
     Ok((client, spawned.elapsed().as_secs_f64() * 1e3))
 }
 
-/// Whether `result` is call `n`'s echo: not an error, and `content[0].text` exactly its text.
+/// Whether `result` is call `n`'s echo: not an error, `content[0].text` exactly its text, and
+/// so is `structuredContent.text` when that is a string (other structured output is the
+/// server's own schema).
 fn check(
     result: &CallToolResult,
     n: u64,
@@ -62,8 +64,20 @@ fn check(
         Some(ContentBlock::Text { text }) => Some(text.as_str()),
         _ => None,
     };
+    let structured_ok = match result
+        .structured_content
+        .as_ref()
+        .and_then(|s| s.get("text"))
+    {
+        Some(serde_json::Value::String(t)) => filler.is_text(t.as_bytes(), n, payload),
+        _ => true,
+    };
     match text {
-        Some(t) if result.is_error != Some(true) && filler.is_text(t.as_bytes(), n, payload) => {
+        Some(t)
+            if result.is_error != Some(true)
+                && structured_ok
+                && filler.is_text(t.as_bytes(), n, payload) =>
+        {
             Ok(())
         }
         _ => {
@@ -212,6 +226,31 @@ mod tests {
         assert!(
             check(&bad, 7, 5, &filler).is_err(),
             "one byte of the padding changed"
+        );
+        let structured = |v: serde_json::Value| CallToolResult {
+            structured_content: Some(v),
+            ..good.clone()
+        };
+        assert!(check(
+            &structured(serde_json::json!({"text": "7.xxx"})),
+            7,
+            5,
+            &filler
+        )
+        .is_ok());
+        assert!(
+            check(
+                &structured(serde_json::json!({"text": "7.xxy"})),
+                7,
+                5,
+                &filler
+            )
+            .is_err(),
+            "a wrong structured copy"
+        );
+        assert!(
+            check(&structured(serde_json::json!({"echoed": 1})), 7, 5, &filler).is_ok(),
+            "the server's own output schema"
         );
         let failed = CallToolResult {
             is_error: Some(true),

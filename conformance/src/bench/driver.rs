@@ -22,6 +22,7 @@ use nix::unistd::Pid;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use super::structured::StructuredText;
 use crate::target::Target;
 
 /// The protocol version offered in the benchmark's handshake.
@@ -162,6 +163,16 @@ struct Reply<'a> {
 struct CallResult<'a> {
     #[serde(default, borrow)]
     content: Vec<Content<'a>>,
+    #[serde(default, borrow, rename = "structuredContent")]
+    structured: StructuredText<'a>,
+}
+
+impl CallResult<'_> {
+    /// `structuredContent.text` when it is a string: a server that echoes into its structured
+    /// output too must echo the same text there.
+    fn structured_text(&self) -> Option<&str> {
+        self.structured.0.as_deref()
+    }
 }
 
 #[derive(Deserialize)]
@@ -259,12 +270,10 @@ impl Verifier {
                 reply.method.is_none()
                     && reply.error.is_none()
                     && reply.id == Some(id)
-                    && reply
-                        .result
-                        .as_ref()
-                        .and_then(|r| r.content.first())
-                        .and_then(|c| c.text.as_deref())
-                        == Some(SENTINEL_TEXT)
+                    && reply.result.as_ref().is_some_and(|r| {
+                        r.content.first().and_then(|c| c.text.as_deref()) == Some(SENTINEL_TEXT)
+                            && r.structured_text().is_none_or(|t| t == SENTINEL_TEXT)
+                    })
             }
             Err(_) => false,
         };
@@ -322,6 +331,17 @@ pub fn check_reply(frame: &[u8], payload: usize) -> Result<Incoming, DriveError>
         .as_ref()
         .and_then(|r| r.content.first())
         .and_then(|c| c.text.as_deref());
+    if let Some(t) = reply.result.as_ref().and_then(|r| r.structured_text()) {
+        if !text_matches(t.as_bytes(), id, payload) {
+            return Err(verify(format!(
+                "echo mismatch: the reply to id {id} carries a structuredContent.text of {} \
+                 bytes that is not the text sent with id {id} ({} bytes): {}",
+                t.len(),
+                text_len(id, payload),
+                shown(frame)
+            )));
+        }
+    }
     match text {
         Some(t) if text_matches(t.as_bytes(), id, payload) => Ok(Incoming::Reply(id)),
         Some(t) => Err(verify(match text_names(t.as_bytes(), payload) {
@@ -676,6 +696,38 @@ mod tests {
     }
 
     #[test]
+    fn a_wrong_structured_text_fails_both_paths() {
+        let mut v = Verifier::default();
+        let text = format!("5.{}", "x".repeat(3000));
+        let reply = |structured: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":5,"result":{{"content":[{{"type":"text","text":"{text}"}}],"structuredContent":{structured}}}}}"#
+            )
+        };
+        let good = reply(&format!(r#"{{"text":"{text}"}}"#));
+        assert_eq!(v.fast(good.as_bytes(), text.len()), Some(5));
+        // One byte short in the structured copy: the fast path declines, the slow one says why.
+        let short = reply(&format!(r#"{{"text":"{}"}}"#, &text[..text.len() - 1]));
+        assert_eq!(v.fast(short.as_bytes(), text.len()), None);
+        let e = v
+            .check(short.as_bytes(), text.len())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("structuredContent.text"), "{e}");
+        // Structured output without a string `text` is the server's own schema: not checked.
+        for other in [r#"{"echoed":1}"#, r#"{"text":3}"#, "null"] {
+            let frame = reply(other);
+            assert_eq!(v.fast(frame.as_bytes(), text.len()), Some(5), "{other}");
+            assert_eq!(
+                check_reply(frame.as_bytes(), text.len()).ok(),
+                Some(Incoming::Reply(5)),
+                "{other}"
+            );
+        }
+    }
+
+    #[test]
     fn fast_path_skips_decoys_and_cuts_every_copy() {
         let mut v = Verifier::default();
         let text = format!("7.{}", "x".repeat(3000));
@@ -695,14 +747,15 @@ mod tests {
         );
         let frame = frame.replace(r#""_meta":{"text":"7.x"},"#, "");
         assert_eq!(v.fast(frame.as_bytes(), text.len()), Some(7));
-        // One byte of the second copy changed: not a copy, so it stays in the parsed rest and
-        // the reply still verifies (content[0] is the cut one).
+        // One byte of the structured copy changed: not a copy, so it stays in the parsed rest,
+        // where it is not the sentinel: both paths reject the reply.
         let changed = frame.replacen(
             &format!(r#"{{"text":"{text}"}}"#),
             &format!(r#"{{"text":"{}y"}}"#, &text[..text.len() - 1]),
             1,
         );
-        assert_eq!(v.fast(changed.as_bytes(), text.len()), Some(7));
+        assert_eq!(v.fast(changed.as_bytes(), text.len()), None);
+        assert!(v.check(changed.as_bytes(), text.len()).is_err());
         // The echoed text one byte short: rejected by both paths.
         let short = frame.replace(&text, &text[..text.len() - 1]);
         assert_eq!(v.fast(short.as_bytes(), text.len()), None);

@@ -8,6 +8,12 @@
 //! canned `tools/call` result, and writes all replies of the chunk with one `write`. It answers
 //! `initialize` with a fixed result, anything without a text with `{}`, ignores notifications
 //! (frames without an id) and exits when stdin closes, after answering everything it read.
+//!
+//! Its echo reply is the smallest valid one, the text once ([`Reply::Plain`]), or the text in
+//! `content` and again in `structuredContent` ([`Reply::Structured`]): the reply a tool with an
+//! `outputSchema` must send from 2025-06-18 (spec, server/tools "Structured Content"), in the
+//! shape `mcp-echo-server` sends it. With large texts the pipes and the driver cost per byte, so
+//! the second floor tells how close a server is to what its own reply costs to carry.
 
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
@@ -19,8 +25,34 @@ pub const FLOOR_FLAG: &str = "--floor-server";
 
 const INIT_RESULT: &[u8] = br#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mcp-conformance-floor","version":"0"}}"#;
 
+/// The floor's echo reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// `{"content":[{"type":"text","text":…}],"isError":false}`: the text once.
+    Plain,
+    /// `{"content":[{"text":…,"type":"text"}],"structuredContent":{"text":…}}`: the text twice,
+    /// as `mcp-echo-server` answers from 2025-06-18.
+    Structured,
+}
+
+impl Reply {
+    /// The name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reply::Plain => "plain",
+            Reply::Structured => "structured",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Reply> {
+        [Reply::Plain, Reply::Structured]
+            .into_iter()
+            .find(|r| r.name() == name)
+    }
+}
+
 /// Runs the floor on stdin/stdout until stdin closes; returns the process exit code.
-pub fn serve(content_length: bool) -> u8 {
+pub fn serve(content_length: bool, reply: Reply) -> u8 {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     // The output pipe grown as `mcp-echo-server` grows it (its `stdio::OUTPUT_PIPE_BYTES`, and
@@ -78,7 +110,7 @@ pub fn serve(content_length: bool) -> u8 {
                 &data[..i]
             };
             body.clear();
-            if answer(frame, &mut body) {
+            if answer(frame, reply, &mut body) {
                 if content_length {
                     let _ = write!(out, "Content-Length: {}\r\n\r\n", body.len());
                     out.extend_from_slice(&body);
@@ -118,7 +150,7 @@ fn header_length(headers: &[u8]) -> Option<usize> {
 }
 
 /// Writes the reply to `frame` into `out`; false for a notification (no reply).
-fn answer(frame: &[u8], out: &mut Vec<u8>) -> bool {
+fn answer(frame: &[u8], reply: Reply, out: &mut Vec<u8>) -> bool {
     let Some(at) = memmem::find(frame, b"\"id\":") else {
         return false;
     };
@@ -131,9 +163,20 @@ fn answer(frame: &[u8], out: &mut Vec<u8>) -> bool {
     if memmem::find(frame, b"\"method\":\"initialize\"").is_some() {
         out.extend_from_slice(INIT_RESULT);
     } else if let Some(text) = text_of(frame) {
-        out.extend_from_slice(br#"{"content":[{"type":"text","text":""#);
-        out.extend_from_slice(text);
-        out.extend_from_slice(br#""}],"isError":false}"#);
+        match reply {
+            Reply::Plain => {
+                out.extend_from_slice(br#"{"content":[{"type":"text","text":""#);
+                out.extend_from_slice(text);
+                out.extend_from_slice(br#""}],"isError":false}"#);
+            }
+            Reply::Structured => {
+                out.extend_from_slice(br#"{"content":[{"text":""#);
+                out.extend_from_slice(text);
+                out.extend_from_slice(br#"","type":"text"}],"structuredContent":{"text":""#);
+                out.extend_from_slice(text);
+                out.extend_from_slice(br#""}}"#);
+            }
+        }
     } else {
         out.extend_from_slice(b"{}");
     }
@@ -165,6 +208,7 @@ mod tests {
         let mut out = Vec::new();
         assert!(answer(
             br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a\"b"}}}"#,
+            Reply::Plain,
             &mut out
         ));
         assert_eq!(
@@ -174,12 +218,36 @@ mod tests {
         out.clear();
         assert!(!answer(
             br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            Reply::Plain,
             &mut out
         ));
         assert!(answer(
             br#"{"jsonrpc":"2.0","id":"x","method":"initialize","params":{}}"#,
+            Reply::Plain,
             &mut out
         ));
         assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":"x","result":{"protocolVersion""#));
+    }
+
+    #[test]
+    fn the_structured_reply_carries_the_text_twice() {
+        let mut out = Vec::new();
+        assert!(answer(
+            br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"x\\"}}}"#,
+            Reply::Structured,
+            &mut out
+        ));
+        assert_eq!(
+            out,
+            br#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"text":"x\\","type":"text"}],"structuredContent":{"text":"x\\"}}}"#
+        );
+    }
+
+    #[test]
+    fn reply_names_round_trip() {
+        for reply in [Reply::Plain, Reply::Structured] {
+            assert_eq!(Reply::from_name(reply.name()), Some(reply));
+        }
+        assert_eq!(Reply::from_name("Structured"), None);
     }
 }

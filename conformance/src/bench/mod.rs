@@ -9,6 +9,7 @@ pub mod floor;
 pub mod procfs;
 pub mod report;
 pub mod stats;
+mod structured;
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -32,6 +33,8 @@ pub struct BenchConfig {
     /// Shown in reports: the command line, or `(floor)`.
     pub label: String,
     pub floor: bool,
+    /// The floor's echo reply; `None` when benching a server.
+    pub floor_reply: Option<floor::Reply>,
     pub framing: Framing,
     /// What makes the calls: the lean driver (the default) or the client library.
     pub driver: DriverKind,

@@ -7,6 +7,7 @@
 //!   "schema": "mcp-conformance/bench/v1",
 //!   "command": "target/release/mcp-echo-server",   // or "(floor)"
 //!   "floor": false,
+//!   "floorReply": null,                             // or "plain", "structured" (--floor-reply)
 //!   "framing": "ndjson",                            // or "content-length"
 //!   "calls": 20000,                                 // per pipelined cell
 //!   "sequentialCalls": 5000,                        // per window-1 cell (capped)
@@ -83,6 +84,7 @@ pub fn json(config: &BenchConfig, runs: &[RunResult]) -> Value {
         "schema": "mcp-conformance/bench/v1",
         "command": config.label,
         "floor": config.floor,
+        "floorReply": config.floor_reply.map(|r| r.name()),
         "framing": framing_name(config.framing),
         "calls": config.calls,
         "sequentialCalls": config.sequential_calls(),
