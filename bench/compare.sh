@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Peer comparison: ours (both framings), rmcp stdio() and stdio_pipes(), the TypeScript SDK,
-# the Python SDK and the floor (mcp-conformance bench --floor), run INTERLEAVED for R rounds
+# the Python SDK and the floor (mcp-conformance bench --floor, and --floor-reply structured:
+# the floor sending our reply, the text twice), run INTERLEAVED for R rounds
 # (A B C, B C A, ...: each round starts one server further on), each invocation one fresh run
 # (--runs 1 --format json) with payloads 64 and 16384 B and windows 1 and 64. Raw JSON goes to bench/results/<stamp>/;
 # bench/summarize.py takes medians across rounds and writes its section of BENCHMARKS.md
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --bench) bench=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -52,7 +53,7 @@ mkdir -p "$dir"
 common=(--runs 1 --format json --payload 64,16384 --window 1,64 --timeout "$timeout_s")
 
 # name | calls | bench args (before and after --), one server per line, in run order.
-servers=(ours-ndjson ours-content-length rmcp-stdio rmcp-pipes ts-sdk python-sdk floor)
+servers=(ours-ndjson ours-content-length rmcp-stdio rmcp-pipes ts-sdk python-sdk floor floor-structured)
 args_for() {
   case "$1" in
     ours-ndjson)         echo "--framing ndjson --calls $calls -- $ours" ;;
@@ -62,6 +63,7 @@ args_for() {
     ts-sdk)              echo "--framing ndjson --calls $calls -- $node $here/servers/ts_echo_server.mjs" ;;
     python-sdk)          echo "--framing ndjson --calls $py_calls -- $py $interop/servers/py_echo_server.py" ;;
     floor)               echo "--floor --calls $calls" ;;
+    floor-structured)    echo "--floor --floor-reply structured --calls $calls" ;;
   esac
 }
 
