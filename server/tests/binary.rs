@@ -879,6 +879,51 @@ async fn sigterm_and_sigint_exit_zero() {
     }
 }
 
+/// SIGTERM while the server is stuck writing to a client that stopped reading: the signal still
+/// ends it (the loop waits on the write and the shutdown signal together), after the shutdown
+/// grace (2 s) for the replies it could not deliver, with exit code 1 and a warning saying so.
+#[tokio::test]
+async fn sigterm_ends_a_write_the_client_never_drains() {
+    let mut s = spawn(Framing::Ndjson, &[]);
+    s.handshake("2025-06-18").await;
+    let mut stdin = s.stdin.take().unwrap();
+    // 64 echoes of 16 KiB: 2 MiB of replies against a 256 KiB stdout pipe nobody reads. The
+    // writer keeps stdin open (it blocks once the server stops reading), so EOF cannot end it.
+    let writer = tokio::spawn(async move {
+        for id in 10..74 {
+            let line = format!("{}\n", echo(&json!(id), &"x".repeat(16 * 1024)));
+            if stdin.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        stdin
+    });
+    // Time to fill the pipe; if it were not full yet the server would still have to exit.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = s.child.id().unwrap();
+    let kill = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(kill.success(), "kill -TERM {pid} failed");
+    let status = tokio::time::timeout(Duration::from_secs(10), s.child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("still running 10 s after SIGTERM with its stdout stalled"))
+        .unwrap();
+    let stderr = within("stderr to end", s.stderr).await.unwrap();
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "status {status:?}, stderr: {stderr}"
+    );
+    assert!(
+        stderr.contains("gave up waiting for replies"),
+        "stderr: {stderr}"
+    );
+    writer.abort();
+}
+
 // ---------------------------------------------------------------------------------------------
 // 10: stdout closed by the reader (EPIPE)
 // ---------------------------------------------------------------------------------------------
