@@ -844,6 +844,17 @@ async fn concurrent_requests_are_each_answered_once() {
 // 9: SIGTERM and SIGINT with stdin still open
 // ---------------------------------------------------------------------------------------------
 
+/// Sends `signal` (as `kill` spells it: `-TERM`, `-INT`) to the server.
+fn kill(child: &Child, signal: &str) {
+    let pid = child.id().unwrap();
+    let status = std::process::Command::new("kill")
+        .arg(signal)
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid} failed");
+}
+
 #[tokio::test]
 async fn sigterm_and_sigint_exit_zero() {
     for signal in ["-TERM", "-INT"] {
@@ -851,13 +862,7 @@ async fn sigterm_and_sigint_exit_zero() {
         s.handshake("2025-06-18").await;
         s.ping_ok(2).await;
 
-        let pid = s.child.id().unwrap();
-        let kill = std::process::Command::new("kill")
-            .arg(signal)
-            .arg(pid.to_string())
-            .status()
-            .unwrap();
-        assert!(kill.success(), "kill {signal} {pid} failed");
+        kill(&s.child, signal);
 
         // stdin stays open: only the signal can end the server.
         let status = tokio::time::timeout(Duration::from_secs(5), s.child.wait())
@@ -900,13 +905,7 @@ async fn sigterm_ends_a_write_the_client_never_drains() {
     });
     // Time to fill the pipe; if it were not full yet the server would still have to exit.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let pid = s.child.id().unwrap();
-    let kill = std::process::Command::new("kill")
-        .arg("-TERM")
-        .arg(pid.to_string())
-        .status()
-        .unwrap();
-    assert!(kill.success(), "kill -TERM {pid} failed");
+    kill(&s.child, "-TERM");
     let status = tokio::time::timeout(Duration::from_secs(10), s.child.wait())
         .await
         .unwrap_or_else(|_| panic!("still running 10 s after SIGTERM with its stdout stalled"))
