@@ -55,6 +55,10 @@ pub enum ServerError {
     /// `server/discover` sent without the modern `_meta` it needs.
     #[error("server/discover is a 2026-07-28 request: send params._meta with io.modelcontextprotocol/protocolVersion \"2026-07-28\" and io.modelcontextprotocol/clientCapabilities")]
     DiscoverWithoutMeta,
+    /// A tool call that needs a task could not get one (the background runtime would not
+    /// start: the process is out of threads or memory).
+    #[error("Internal error: cannot run the tool call: {0}")]
+    CannotRun(String),
 }
 
 fn unsupported_text(requested: &str) -> String {
@@ -140,6 +144,7 @@ impl ServerError {
             | ServerError::BatchNotSupported(_)
             | ServerError::InitializeInBatch
             | ServerError::DuplicateId(_) => ErrorCode::INVALID_REQUEST,
+            ServerError::CannotRun(_) => ErrorCode::INTERNAL_ERROR,
         }
     }
 

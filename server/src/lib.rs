@@ -4,7 +4,9 @@
 //! The binary wires [`serve`] to stdin/stdout; tests wire it to an in-memory duplex.
 //! Logs go through `tracing`; the binary sends them to stderr, never stdout.
 
+mod blocking;
 mod config;
+mod connection;
 mod error;
 mod modern;
 mod params;
@@ -13,6 +15,7 @@ mod session;
 pub mod stdio;
 pub mod tools;
 
+pub use crate::blocking::{serve_blocking, BlockingStdio, Stopper};
 pub use crate::config::Config;
 pub use crate::error::ServerError;
 pub use crate::params::{ServerParams, ToolCallParts};

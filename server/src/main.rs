@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
-use mcp_echo_server::{default_tools, serve, Config, Exit};
+use mcp_echo_server::{default_tools, serve, serve_blocking, BlockingStdio, Config, Exit};
 use mcp_protocol::codec::DEFAULT_MAX_MESSAGE_BYTES;
 use mcp_protocol::FramingMode;
 use tracing_subscriber::EnvFilter;
@@ -67,36 +67,20 @@ fn main() -> ExitCode {
         max_message_bytes: usize::try_from(cli.max_message_bytes).unwrap_or(usize::MAX),
         ..Config::default()
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mcp-echo-server: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         framing = ?config.framing,
         max_message_bytes = config.max_message_bytes,
         "serving MCP on stdio"
     );
-    let result = runtime.block_on(async {
-        let (input, output) = mcp_echo_server::stdio::streams();
-        serve(
-            input,
-            output,
-            &config,
-            Arc::new(default_tools()),
-            shutdown_signal(),
-        )
-        .await
-    });
-    // tokio's stdin reads on a blocking thread that may still be parked in read(2) (after a
-    // signal); do not wait for it.
-    runtime.shutdown_background();
+    let result = match mcp_echo_server::stdio::blocking() {
+        Some(Ok(stdio)) => serve_on_this_thread(&stdio, &config),
+        Some(Err(e)) => {
+            tracing::debug!("serving on the async loop: cannot set up the blocking one ({e})");
+            serve_async(&config)
+        }
+        None => serve_async(&config),
+    };
     match result {
         Ok(Exit::InputClosed | Exit::Shutdown | Exit::OutputClosed) => {
             tracing::info!("exiting");
@@ -109,6 +93,68 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// stdin and stdout are pipes: the blocking loop, with SIGTERM and SIGINT waited for on a
+/// thread of their own, which stops it.
+fn serve_on_this_thread(stdio: &BlockingStdio, config: &Config) -> std::io::Result<Exit> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    tracing::debug!("stdin and stdout are pipes: serving on the blocking loop");
+    match signal_hook::iterator::Signals::new([SIGTERM, SIGINT]) {
+        Ok(mut signals) => {
+            let stopper = stdio.stopper();
+            let spawned = std::thread::Builder::new()
+                .name("signals".to_owned())
+                .spawn(move || {
+                    if let Some(signal) = signals.forever().next() {
+                        let name = if signal == SIGINT {
+                            "SIGINT"
+                        } else {
+                            "SIGTERM"
+                        };
+                        tracing::info!("{name}: finishing");
+                        stopper.stop(signal);
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::warn!("cannot wait for signals ({e}); only stdin EOF stops the server");
+            }
+        }
+        Err(e) => {
+            tracing::warn!("cannot listen for signals ({e}); only stdin EOF stops the server");
+        }
+    }
+    serve_blocking(stdio, config, Arc::new(default_tools()))
+}
+
+/// stdin or stdout is not a pipe (a socket, a terminal, a file): the async loop.
+fn serve_async(config: &Config) -> std::io::Result<Exit> {
+    tracing::debug!("serving on the async loop");
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            tracing::error!("cannot start the async runtime: {e}");
+            return Ok(Exit::ReadFailed(e));
+        }
+    };
+    let result = runtime.block_on(async {
+        let (input, output) = mcp_echo_server::stdio::streams();
+        serve(
+            input,
+            output,
+            config,
+            Arc::new(default_tools()),
+            shutdown_signal(),
+        )
+        .await
+    });
+    // tokio's stdin reads on a blocking thread that may still be parked in read(2) (after a
+    // signal); do not wait for it.
+    runtime.shutdown_background();
+    result
 }
 
 fn init_logging(level: Option<&str>) -> Result<(), String> {

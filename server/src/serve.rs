@@ -10,27 +10,21 @@
 //! through a bounded queue: a client that stops reading its replies stops the server reading
 //! requests instead of growing its memory.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::io;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use bytes::BytesMut;
 use futures::{FutureExt, StreamExt};
 use mcp_protocol::codec::RawCodec;
-use mcp_protocol::mcp::methods;
-use mcp_protocol::{
-    FrameError, Incoming, InvalidMessage, Message, Outgoing, RequestId, Response, StdioCodec,
-};
+use mcp_protocol::{Outgoing, StdioCodec};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
 use tokio_util::codec::{Encoder, FramedRead};
 
 use crate::config::Config;
-use crate::error::ServerError;
-use crate::params::ServerParams;
-use crate::session::{Dispatch, ServerInfo, Session};
+use crate::connection::{lock, Connection, CurrentRuntime, InFlight};
+use crate::session::{ServerInfo, Session};
 use crate::tools::ToolRegistry;
 
 /// Why [`serve`] returned.
@@ -48,8 +42,6 @@ pub enum Exit {
     ReadFailed(io::Error),
 }
 
-type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
-
 /// Output waiting to be written; past this a burst of input stops to write it, which bounds
 /// the buffer to this plus one reply.
 ///
@@ -59,10 +51,10 @@ type InFlight = Arc<Mutex<HashMap<RequestId, AbortHandle>>>;
 /// echoes at window 64 on 2 cores: 0.44-0.49 M calls/s with 64 KiB here (one write per
 /// burst, client and server taking turns), 0.98-1.04 M with 2 KiB, at the same CPU time per
 /// call; 8, 4 and 1 KiB were measured too (BENCHMARKS.md).
-const WRITE_AT: usize = 2 * 1024;
+pub(crate) const WRITE_AT: usize = 2 * 1024;
 
 /// The output buffer's capacity, kept across writes: a 16 KiB echo's reply fits.
-const OUTPUT_CAPACITY: usize = 64 * 1024;
+pub(crate) const OUTPUT_CAPACITY: usize = 64 * 1024;
 
 /// Serves one MCP connection over `input`/`output` until input ends, `shutdown` completes, or
 /// the output is closed. Returns `Err` only if writing fails for a reason other than a closed
@@ -95,6 +87,7 @@ where
         session: Session::new(tools, ServerInfo::default()),
         in_flight: InFlight::default(),
         tx,
+        spawner: CurrentRuntime,
     };
     tokio::pin!(shutdown);
     let exit = loop {
@@ -217,163 +210,6 @@ impl<W: AsyncWrite + Unpin> Output<W> {
         tracing::trace!("flushed replies");
         Ok(())
     }
-}
-
-/// The reader side's state: the session and the running tool calls.
-struct Connection {
-    session: Session,
-    in_flight: InFlight,
-    tx: mpsc::Sender<Outgoing>,
-}
-
-impl Connection {
-    /// One frame, parsed here with the server's params ([`ServerParams`]): the reply to send
-    /// now, if any.
-    fn frame(&mut self, frame: mcp_protocol::codec::RawFrame) -> Option<Outgoing> {
-        match frame.and_then(|body| mcp_protocol::parse_as::<ServerParams>(&body)) {
-            Err(frame_error) => self.frame_error(&frame_error),
-            Ok(Incoming::Single(message)) => self.single(message),
-            Ok(Incoming::Batch(items)) => self.batch(items),
-        }
-    }
-
-    fn frame_error(&self, error: &FrameError) -> Option<Outgoing> {
-        if error.is_response() {
-            // A response is never answered, even an invalid one: its id names one of the
-            // peer's requests, which would take the error for its own answer.
-            tracing::warn!("ignored an invalid response: {error}");
-            return None;
-        }
-        tracing::warn!("bad frame: {error}");
-        Some(Response::error(error.request_id().cloned(), error.to_error_object()).into())
-    }
-
-    fn single(&mut self, message: Message<ServerParams>) -> Option<Outgoing> {
-        log_incoming(&message);
-        let dispatch = self.session.handle(message);
-        self.run(dispatch)
-    }
-
-    /// Acts on a dispatch; returns the reply to send now, if any.
-    fn run(&mut self, dispatch: Dispatch) -> Option<Outgoing> {
-        match dispatch {
-            Dispatch::Nothing => None,
-            Dispatch::Reply(r) => Some(r),
-            Dispatch::Cancel(id) => {
-                match lock(&self.in_flight).remove(&id) {
-                    Some(handle) => {
-                        handle.abort();
-                        tracing::debug!(id = %crate::error::shown_id(&id), "request cancelled; no reply will be sent");
-                    }
-                    None => tracing::debug!(
-                        id = %crate::error::shown_id(&id),
-                        "cancellation for no running request ignored"
-                    ),
-                }
-                None
-            }
-            Dispatch::Pending(id, work) => {
-                let mut running = lock(&self.in_flight);
-                if running.contains_key(&id) {
-                    let e = ServerError::DuplicateId(id.clone());
-                    return Some(Response::error(Some(id), e.to_error_object()).into());
-                }
-                let in_flight = Arc::clone(&self.in_flight);
-                let tx = self.tx.clone();
-                let key = id.clone();
-                // The lock is held until the handle is stored, so the task cannot finish and
-                // look for its entry before it exists.
-                let task = tokio::spawn(async move {
-                    let response = work.await;
-                    // Absent means cancelled: then no reply is sent.
-                    if lock(&in_flight).remove(&key).is_some() {
-                        let _ = tx.send(response.into()).await;
-                    }
-                });
-                running.insert(id, task.abort_handle());
-                None
-            }
-        }
-    }
-
-    /// A JSON-RPC batch (§6): only in 2025-03-26; one array of replies, none if all members
-    /// were notifications.
-    fn batch(
-        &mut self,
-        items: Vec<Result<Message<ServerParams>, InvalidMessage>>,
-    ) -> Option<Outgoing> {
-        let version = self.session.version();
-        if !version.is_some_and(|v| v.has_batches()) {
-            let e = ServerError::BatchNotSupported(version);
-            tracing::warn!("{e}");
-            return Some(Response::error(None, e.to_error_object()).into());
-        }
-        let mut ready = Vec::new();
-        let mut pending = Vec::new();
-        for item in items {
-            let dispatch = match item {
-                Err(invalid) if invalid.is_response => {
-                    tracing::warn!("ignored an invalid response in a batch: {invalid}");
-                    continue;
-                }
-                Err(invalid) => {
-                    let error = FrameError::Invalid(invalid);
-                    ready.push(
-                        Response::error(error.request_id().cloned(), error.to_error_object())
-                            .into(),
-                    );
-                    continue;
-                }
-                Ok(Message::Request(r)) if r.method == methods::INITIALIZE => {
-                    let e = ServerError::InitializeInBatch;
-                    ready.push(Response::error(Some(r.id), e.to_error_object()).into());
-                    continue;
-                }
-                Ok(message) => {
-                    log_incoming(&message);
-                    self.session.handle(message)
-                }
-            };
-            match dispatch {
-                // Batch members run together and are answered together; not cancellable.
-                Dispatch::Pending(_, work) => pending.push(work),
-                other => ready.extend(
-                    self.run(other)
-                        .into_iter()
-                        .flat_map(Outgoing::into_messages),
-                ),
-            }
-        }
-        if pending.is_empty() {
-            return (!ready.is_empty()).then_some(Outgoing::Batch(ready));
-        }
-        let tx = self.tx.clone();
-        tokio::spawn(async move {
-            let done = futures::future::join_all(pending).await;
-            ready.extend(done.into_iter().map(Message::Response));
-            let _ = tx.send(Outgoing::Batch(ready)).await;
-        });
-        None
-    }
-}
-
-fn log_incoming<P>(message: &Message<P>) {
-    match message {
-        // Cut: a peer's 100 KiB method name must not become a 100 KiB log line.
-        Message::Request(r) => tracing::debug!(
-            id = %crate::error::shown_id(&r.id),
-            method = %crate::error::shown(&r.method),
-            "request"
-        ),
-        Message::Notification(n) => {
-            tracing::debug!(method = %crate::error::shown(&n.method), "notification")
-        }
-        Message::Response(_) => {}
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -1,30 +1,43 @@
-//! The process's stdin and stdout as async streams.
+//! The process's stdin and stdout: for the blocking loop, or as async streams.
 //!
-//! tokio's `stdin()`/`stdout()` do every read and write on a blocking thread: a hop between
-//! threads per read. When stdin and stdout are pipes (as every MCP host makes them), they are
-//! reopened through `/proc/self/fd` as non-blocking pipes driven by the reactor instead. The
-//! reopen makes new open file descriptions, so the O_NONBLOCK flag never leaks to a peer that
-//! shares the originals. Anything else (a terminal, a file, no `/proc`) keeps tokio's streams.
+//! When stdin and stdout are pipes (as most MCP hosts make them), they are reopened through
+//! `/proc/self/fd`: the reopen makes new open file descriptions, so flags set on them
+//! (O_NONBLOCK) never leak to a peer that shares the originals. [`blocking`] reopens them for
+//! [`serve_blocking`](crate::serve_blocking), which may make them non-blocking when it stops.
+//! Otherwise (a socket, as Node-based hosts use, a terminal, a file, no `/proc`) the async
+//! loop serves: tokio's `stdin()`/`stdout()` do every read and write on a blocking thread,
+//! and [`streams`] gives them, or non-blocking pipes on the reactor where it can.
 
 use std::fs::OpenOptions;
+use std::io;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
 
+use crate::blocking::BlockingStdio;
+
 pub type Input = Box<dyn AsyncRead + Unpin + Send>;
 pub type Output = Box<dyn AsyncWrite + Unpin + Send>;
 
+/// stdin and stdout reopened for the blocking loop, if both are pipes; `None` if not (then
+/// use [`streams`]).
+pub fn blocking() -> Option<io::Result<BlockingStdio>> {
+    let input = reopen_pipe(0, false, false)?;
+    let output = reopen_pipe(1, true, false)?;
+    Some(BlockingStdio::new(input, output))
+}
+
 /// stdin and stdout, as pipes on the reactor where possible. Must run inside the runtime.
 pub fn streams() -> (Input, Output) {
-    let input: Input = match reopen_pipe(0, false) {
+    let input: Input = match reopen_pipe(0, false, true) {
         Some(file) => match pipe::Receiver::from_file(file) {
             Ok(rx) => Box::new(rx),
             Err(_) => Box::new(tokio::io::stdin()),
         },
         None => Box::new(tokio::io::stdin()),
     };
-    let output: Output = match reopen_pipe(1, true) {
+    let output: Output = match reopen_pipe(1, true, true) {
         Some(file) => match pipe::Sender::from_file(file) {
             Ok(tx) => Box::new(tx),
             Err(_) => Box::new(tokio::io::stdout()),
@@ -34,7 +47,7 @@ pub fn streams() -> (Input, Output) {
     (input, output)
 }
 
-fn reopen_pipe(fd: u32, write: bool) -> Option<std::fs::File> {
+fn reopen_pipe(fd: u32, write: bool, nonblocking: bool) -> Option<std::fs::File> {
     let path = format!("/proc/self/fd/{fd}");
     if !std::fs::metadata(&path).ok()?.file_type().is_fifo() {
         return None;
@@ -42,14 +55,24 @@ fn reopen_pipe(fd: u32, write: bool) -> Option<std::fs::File> {
     OpenOptions::new()
         .read(!write)
         .write(write)
+        // Opening a pipe this way is opening a FIFO: without O_NONBLOCK, opening its read
+        // end blocks until it has a writer (forever, if the client already closed stdin).
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&path)
         .ok()
+        .filter(|pipe| nonblocking || set_blocking(pipe).is_ok())
         .inspect(|pipe| {
             if write {
                 grow(pipe);
             }
         })
+}
+
+fn set_blocking(pipe: &std::fs::File) -> nix::Result<()> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let flags = OFlag::from_bits_truncate(fcntl(pipe, FcntlArg::F_GETFL)?);
+    fcntl(pipe, FcntlArg::F_SETFL(flags - OFlag::O_NONBLOCK))?;
+    Ok(())
 }
 
 /// What the output pipe is grown to: 4x Linux's default 64 KiB (16 pages per pipe).

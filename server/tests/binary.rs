@@ -923,6 +923,71 @@ async fn sigterm_ends_a_write_the_client_never_drains() {
     writer.abort();
 }
 
+/// Which loop serves depends on what stdin and stdout are: pipes get the blocking loop, a
+/// socket (what Node-based hosts such as Claude Code hand their servers) the async one. Both
+/// answer the same session byte for byte.
+#[tokio::test]
+async fn pipes_and_sockets_are_both_served() {
+    let session = format!(
+        "{}\n{INITIALIZED}\n{}\n{}\n",
+        initialize(1, "2025-06-18"),
+        echo(&json!(2), "über \"both\" loops"),
+        request(&json!("p"), "ping", None),
+    );
+    // Over pipes.
+    let mut s = spawn(Framing::Ndjson, &["--log-level", "debug"]);
+    s.write(session.as_bytes()).await;
+    let piped = s.finish().await;
+    assert_eq!(piped.status.code(), Some(0), "stderr: {}", piped.stderr);
+    assert!(
+        piped.stderr.contains("serving on the blocking loop"),
+        "stderr: {}",
+        piped.stderr
+    );
+
+    // Over one end of a socketpair, as both stdin and stdout.
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let theirs_out = theirs.try_clone().unwrap();
+    let mut cmd = command(&["--log-level", "debug"]);
+    cmd.stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs_out)));
+    let mut child = cmd.spawn().unwrap();
+    // The command holds our copies of the child's ends: with them open, no EOF would come.
+    drop(cmd);
+    let stderr = collect(child.stderr.take().unwrap());
+    let client = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut ours = ours;
+        ours.write_all(session.as_bytes()).unwrap();
+        ours.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut out = Vec::new();
+        ours.read_to_end(&mut out).unwrap();
+        out
+    });
+    let socketed = within("the socket client", client).await.unwrap();
+    let status = within("the server to exit", child.wait()).await.unwrap();
+    let stderr = within("stderr to end", stderr).await.unwrap();
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert!(
+        stderr.contains("serving on the async loop"),
+        "stderr: {stderr}"
+    );
+
+    let replies = frames(Framing::Ndjson, &piped.rest);
+    assert_eq!(replies.len(), 3, "{replies:?}");
+    assert_initialize(&replies[0], &json!(1), "2025-06-18", true);
+    assert_result(
+        &replies[1],
+        &json!(2),
+        &echo_result("über \"both\" loops", true),
+    );
+    assert_eq!(replies[2], r#"{"jsonrpc":"2.0","id":"p","result":{}}"#);
+    assert_eq!(
+        String::from_utf8(socketed).unwrap(),
+        String::from_utf8(piped.rest).unwrap()
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 10: stdout closed by the reader (EPIPE)
 // ---------------------------------------------------------------------------------------------

@@ -1,17 +1,19 @@
-//! The server over an in-memory duplex: lifecycle, errors, concurrency, cancellation, batches.
+//! The server over an in-memory duplex (the async loop) and over OS pipes (the blocking loop
+//! the binary runs): lifecycle, errors, concurrency, cancellation, batches. Each test that
+//! goes through [`Peer`] runs on both loops (`on_both_loops!` at the end).
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use mcp_echo_server::{default_tools, serve, Config, Exit, Tool, ToolCall, ToolRegistry};
+use mcp_echo_server::{
+    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall, ToolRegistry,
+};
 use mcp_protocol::mcp::{self, CallToolResult};
 use mcp_protocol::FramingMode;
 use serde_json::{json, Map, Value};
-use tokio::io::{
-    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
-};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -50,10 +52,24 @@ impl Tool for Sleep {
     }
 }
 
+/// Which serve loop a [`Peer`] starts.
+#[derive(Debug, Clone, Copy)]
+enum Loop {
+    /// `serve` over an in-memory duplex.
+    Async,
+    /// `serve_blocking` on a thread of its own, over two OS pipes.
+    Blocking,
+}
+
+thread_local! {
+    static LOOP: std::cell::Cell<Loop> = const { std::cell::Cell::new(Loop::Async) };
+}
+
 struct Peer {
-    lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
-    write: WriteHalf<DuplexStream>,
+    lines: tokio::io::Lines<BufReader<Box<dyn AsyncRead + Unpin + Send>>>,
+    write: Box<dyn AsyncWrite + Unpin + Send>,
     server: JoinHandle<std::io::Result<Exit>>,
+    /// Sending on it (or dropping it unsent: nothing) is the test's SIGTERM.
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -69,6 +85,36 @@ impl Peer {
     }
 
     fn with_tools(config: Config, tools: ToolRegistry) -> Peer {
+        match LOOP.with(std::cell::Cell::get) {
+            Loop::Async => Peer::on_async_loop(config, tools),
+            Loop::Blocking => Peer::on_blocking_loop(config, tools),
+        }
+    }
+
+    fn on_blocking_loop(config: Config, tools: ToolRegistry) -> Peer {
+        let (server_read, client_write) = os_pipe();
+        let (client_read, server_write) = os_pipe();
+        let stdio = BlockingStdio::new(server_read, server_write).unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let stopper = stdio.stopper();
+        tokio::spawn(async move {
+            if stopped.await.is_ok() {
+                stopper.stop(libc::SIGTERM);
+            }
+        });
+        let server =
+            tokio::task::spawn_blocking(move || serve_blocking(&stdio, &config, Arc::new(tools)));
+        let read = tokio::net::unix::pipe::Receiver::from_owned_fd(client_read.into()).unwrap();
+        let write = tokio::net::unix::pipe::Sender::from_owned_fd(client_write.into()).unwrap();
+        Peer {
+            lines: BufReader::new(Box::new(read) as Box<dyn AsyncRead + Unpin + Send>).lines(),
+            write: Box::new(write),
+            server,
+            stop: Some(stop),
+        }
+    }
+
+    fn on_async_loop(config: Config, tools: ToolRegistry) -> Peer {
         let (client, server) = tokio::io::duplex(1 << 16);
         let (server_read, server_write) = tokio::io::split(server);
         let (stop, stopped) = oneshot::channel::<()>();
@@ -87,8 +133,8 @@ impl Peer {
         });
         let (read, write) = tokio::io::split(client);
         Peer {
-            lines: BufReader::new(read).lines(),
-            write,
+            lines: BufReader::new(Box::new(read) as Box<dyn AsyncRead + Unpin + Send>).lines(),
+            write: Box::new(write),
             server,
             stop: Some(stop),
         }
@@ -177,7 +223,6 @@ fn error_code(reply: &Value) -> i64 {
         .unwrap_or_else(|| panic!("expected an error, got {reply}"))
 }
 
-#[tokio::test]
 async fn full_handshake_and_echo() {
     let mut peer = Peer::start();
     let reply = peer.initialize("2025-11-25").await;
@@ -230,7 +275,6 @@ async fn full_handshake_and_echo() {
     assert!(matches!(exit, Exit::InputClosed));
 }
 
-#[tokio::test]
 async fn version_negotiation_and_fields_per_version() {
     for (requested, negotiated) in [
         ("2024-11-05", "2024-11-05"),
@@ -282,7 +326,6 @@ async fn version_negotiation_and_fields_per_version() {
     }
 }
 
-#[tokio::test]
 async fn gating_before_ready() {
     let mut peer = Peer::start();
     let ping = peer.request(json!(1), "ping", json!({})).await;
@@ -326,7 +369,6 @@ async fn gating_before_ready() {
     assert_eq!(ping["result"], json!({}));
 }
 
-#[tokio::test]
 async fn error_layering_with_exact_codes_and_ids() {
     let mut peer = Peer::start();
     let bad_init = peer
@@ -424,7 +466,6 @@ async fn error_layering_with_exact_codes_and_ids() {
     assert_eq!(ping["result"], json!({}));
 }
 
-#[tokio::test]
 async fn tool_argument_failures_are_results_with_is_error() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
@@ -453,7 +494,6 @@ async fn tool_argument_failures_are_results_with_is_error() {
     }
 }
 
-#[tokio::test]
 async fn notifications_and_responses_get_no_reply() {
     let mut peer = Peer::start();
     peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -476,7 +516,6 @@ async fn notifications_and_responses_get_no_reply() {
     assert!(rest.is_empty(), "{rest:?}");
 }
 
-#[tokio::test]
 async fn ids_are_echoed_exactly() {
     let mut peer = Peer::start();
     for id in [
@@ -499,7 +538,6 @@ async fn ids_are_echoed_exactly() {
     }
 }
 
-#[tokio::test]
 async fn replies_may_overtake_slow_requests() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
@@ -517,7 +555,6 @@ async fn replies_may_overtake_slow_requests() {
     assert_eq!(slow["result"]["content"][0]["text"], "slept 300");
 }
 
-#[tokio::test]
 async fn many_concurrent_slow_requests_each_answered_once() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
@@ -534,7 +571,6 @@ async fn many_concurrent_slow_requests_each_answered_once() {
     assert!(rest.is_empty(), "{rest:?}");
 }
 
-#[tokio::test]
 async fn cancelled_request_gets_no_reply() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
@@ -555,7 +591,6 @@ async fn cancelled_request_gets_no_reply() {
     assert!(rest.is_empty(), "{rest:?}");
 }
 
-#[tokio::test]
 async fn duplicate_in_flight_id_is_refused() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
@@ -569,7 +604,6 @@ async fn duplicate_in_flight_id_is_refused() {
     assert_eq!(first["result"]["content"][0]["text"], "slept 200");
 }
 
-#[tokio::test]
 async fn eof_answers_everything_already_read() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
@@ -593,7 +627,6 @@ async fn eof_answers_everything_already_read() {
     assert!(replies.iter().any(|r| r["id"] == "slow"));
 }
 
-#[tokio::test]
 async fn shutdown_signal_answers_what_was_read_then_exits() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
@@ -685,7 +718,158 @@ async fn closed_output_ends_quietly() {
     assert!(matches!(exit, Exit::OutputClosed), "{exit:?}");
 }
 
+/// The blocking loop's own files: a client end for each of its two pipes.
+struct Pipes {
+    stdio: BlockingStdio,
+    /// The client's end of the server's input.
+    input: std::fs::File,
+    /// The client's end of the server's output.
+    output: std::fs::File,
+}
+
+/// An OS pipe: (read end, write end).
+fn os_pipe() -> (std::fs::File, std::fs::File) {
+    let (read, write) = nix::unistd::pipe().unwrap();
+    (read.into(), write.into())
+}
+
+fn pipes() -> Pipes {
+    let (server_read, input) = os_pipe();
+    let (output, server_write) = os_pipe();
+    let stdio = BlockingStdio::new(server_read, server_write).unwrap();
+    Pipes {
+        stdio,
+        input,
+        output,
+    }
+}
+
+/// A stop while the blocking loop sits in `read(2)` with nothing in flight (no poll, no task
+/// to wake it) ends it: the stop interrupts the read.
 #[tokio::test]
+async fn blocking_loop_stops_while_blocked_in_read() {
+    use std::io::{BufRead, Write};
+    let Pipes {
+        stdio,
+        mut input,
+        output,
+    } = pipes();
+    let stopper = stdio.stopper();
+    let server = tokio::task::spawn_blocking(move || {
+        let exit = serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()));
+        (exit, stdio.stopped_by())
+    });
+    input
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+        .unwrap();
+    // The reply proves the loop is up; then it blocks in read(2) again.
+    let mut line = String::new();
+    std::io::BufReader::new(output)
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    stopper.stop(libc::SIGTERM);
+    let (exit, stopped_by) = tokio::time::timeout(WAIT, server)
+        .await
+        .expect("the blocking loop did not stop within 10 s")
+        .unwrap();
+    assert!(matches!(exit.unwrap(), Exit::Shutdown));
+    assert_eq!(stopped_by, Some(libc::SIGTERM));
+    // Input stays open to the end: only the stop could have ended the loop.
+    drop(input);
+}
+
+/// A stop that comes before the loop starts is not lost.
+#[tokio::test]
+async fn blocking_loop_stopped_before_it_starts() {
+    let Pipes { stdio, input, .. } = pipes();
+    stdio.stopper().stop(libc::SIGINT);
+    let server = tokio::task::spawn_blocking(move || {
+        serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()))
+    });
+    let exit = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
+    assert!(matches!(exit.unwrap(), Exit::Shutdown));
+    drop(input);
+}
+
+/// A client that stops reading blocks the loop in `write(2)`; a stop still ends it, after the
+/// grace, as [`Exit::DrainTimedOut`].
+#[tokio::test]
+async fn blocking_loop_stops_while_blocked_in_write() {
+    use std::io::Write;
+    let Pipes {
+        stdio,
+        mut input,
+        output,
+    } = pipes();
+    let config = Config {
+        shutdown_grace: Duration::from_millis(200),
+        ..Config::default()
+    };
+    let stopper = stdio.stopper();
+    let server = tokio::task::spawn_blocking(move || {
+        serve_blocking(&stdio, &config, Arc::new(default_tools()))
+    });
+    let writer = std::thread::spawn(move || {
+        let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                      "params": init_params("2025-06-18")});
+        let _ = writeln!(input, "{init}");
+        let _ = writeln!(
+            input,
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}"
+        );
+        // 64 echoes of 16 KiB: 2 MiB of replies against a 64 KiB pipe nobody reads. Blocks once
+        // the server stops reading; ends with an error once the server is gone.
+        let text = "x".repeat(16 * 1024);
+        for id in 1..=64 {
+            let call = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                                          "params": {"name": "echo", "arguments": {"text": text}}});
+            if writeln!(input, "{call}").is_err() {
+                break;
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!server.is_finished(), "the loop should be stuck writing");
+    stopper.stop(libc::SIGTERM);
+    let exit = tokio::time::timeout(WAIT, server)
+        .await
+        .expect("the blocking loop did not stop within 10 s")
+        .unwrap();
+    assert!(matches!(exit.unwrap(), Exit::DrainTimedOut));
+    drop(output);
+    writer.join().unwrap();
+}
+
+/// EPIPE on the blocking loop's output ends it quietly.
+#[tokio::test]
+async fn blocking_loop_ends_when_its_output_is_closed() {
+    use std::io::Write;
+    let Pipes {
+        stdio,
+        mut input,
+        output,
+    } = pipes();
+    drop(output);
+    let server = tokio::task::spawn_blocking(move || {
+        serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()))
+    });
+    for i in 0..10 {
+        if writeln!(
+            input,
+            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}"
+        )
+        .is_err()
+        {
+            break;
+        }
+    }
+    let exit = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
+    assert!(matches!(exit.unwrap(), Exit::OutputClosed));
+    drop(input);
+}
+
 async fn batches_only_in_2025_03_26() {
     let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}},{"jsonrpc":"2.0","id":3,"method":"nope"},{"jsonrpc":"2.0","id":4,"method":"initialize","params":{}},{"id":5},7]"#;
     // Before initialize there is no negotiated version: refused as a whole.
@@ -741,7 +925,6 @@ async fn batches_only_in_2025_03_26() {
     assert_eq!(ids, [&json!("p"), &json!("s")]);
 }
 
-#[tokio::test]
 async fn content_length_framing_over_duplex() {
     for mode in [FramingMode::Auto, FramingMode::ContentLength] {
         let mut peer = Peer::with(Config {
@@ -753,6 +936,8 @@ async fn content_length_framing_over_duplex() {
             .await;
         let expected = r#"{"jsonrpc":"2.0","id":"你好","result":{}}"#;
         peer.write.shutdown().await.unwrap();
+        // A pipe ends when its write end closes.
+        drop(peer.write);
         let mut raw = Vec::new();
         let mut reader = peer.lines.into_inner();
         tokio::time::timeout(WAIT, reader.read_to_end(&mut raw))
@@ -767,7 +952,6 @@ async fn content_length_framing_over_duplex() {
     }
 }
 
-#[tokio::test]
 async fn oversize_message_is_refused_and_the_next_one_served() {
     let mut peer = Peer::with(Config {
         max_message_bytes: 256,
@@ -785,7 +969,6 @@ async fn oversize_message_is_refused_and_the_next_one_served() {
     assert_eq!(ping["result"], json!({}));
 }
 
-#[tokio::test]
 async fn modern_requests_are_cancellable_and_need_no_handshake() {
     let mut peer = Peer::start();
     let meta = json!({
@@ -813,3 +996,42 @@ async fn modern_requests_are_cancellable_and_need_no_handshake() {
         "the cancelled modern request must get no reply: {rest:?}"
     );
 }
+
+/// Runs each named test on both serve loops: `<name>::async_loop` and `<name>::blocking_loop`.
+macro_rules! on_both_loops {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test]
+            async fn async_loop() {
+                super::LOOP.with(|l| l.set(super::Loop::Async));
+                super::$name().await;
+            }
+
+            #[tokio::test]
+            async fn blocking_loop() {
+                super::LOOP.with(|l| l.set(super::Loop::Blocking));
+                super::$name().await;
+            }
+        }
+    )*};
+}
+
+on_both_loops!(
+    full_handshake_and_echo,
+    version_negotiation_and_fields_per_version,
+    gating_before_ready,
+    error_layering_with_exact_codes_and_ids,
+    tool_argument_failures_are_results_with_is_error,
+    notifications_and_responses_get_no_reply,
+    ids_are_echoed_exactly,
+    replies_may_overtake_slow_requests,
+    many_concurrent_slow_requests_each_answered_once,
+    cancelled_request_gets_no_reply,
+    duplicate_in_flight_id_is_refused,
+    eof_answers_everything_already_read,
+    shutdown_signal_answers_what_was_read_then_exits,
+    batches_only_in_2025_03_26,
+    content_length_framing_over_duplex,
+    oversize_message_is_refused_and_the_next_one_served,
+    modern_requests_are_cancellable_and_need_no_handshake,
+);

@@ -1,0 +1,580 @@
+//! The blocking stdio loop: what the binary runs when stdin and stdout are pipes.
+//!
+//! At window 1 a round trip through an async reactor costs a `read` that fails with `EAGAIN`,
+//! an `epoll_wait`, the wake-up and the scheduler around the task, about 1 µs of the 4.5 µs a
+//! round trip took (BENCHMARKS.md, "Window 1: what a round trip's work costs"). Here the
+//! serving thread sits in a plain blocking `read(2)` and answers with a plain `write(2)`: no
+//! runtime on the hot path. The message handling is the async loop's ([`Connection`]).
+//!
+//! What a blocking loop must still do:
+//! - **Stop on a signal.** A blocked `read` or `write` does not notice a flag. A [`Stopper`]
+//!   (driven by the binary's signal thread) marks the stop, makes this loop's input and
+//!   output non-blocking (their own open file descriptions, see [`crate::stdio`]), pokes the
+//!   wake pipe and interrupts the serving thread with `SIGURG`; the interrupted call restarts,
+//!   finds its descriptor non-blocking, and returns.
+//! - **Run tool calls that take time.** Those run on a runtime started on first need, on a
+//!   thread of its own. Their replies come back on a queue, and each finished task writes a
+//!   byte to the wake pipe; while any is running the loop waits in `poll(2)` on stdin and the
+//!   wake pipe instead of `read(2)`.
+//! - **Bound shutdown.** After EOF or a signal, what was read is answered and written within
+//!   `Config::shutdown_grace`, with non-blocking writes and `poll(2)` timeouts.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, BytesMut};
+use futures::future::BoxFuture;
+use mcp_protocol::codec::RawCodec;
+use mcp_protocol::{Outgoing, StdioCodec};
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::pthread::{pthread_self, Pthread};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tokio_util::codec::{Decoder, Encoder};
+
+use crate::config::Config;
+use crate::connection::{lock, Connection, InFlight, Spawn};
+use crate::serve::{Exit, OUTPUT_CAPACITY, WRITE_AT};
+use crate::session::{ServerInfo, Session};
+use crate::tools::ToolRegistry;
+
+/// The signal that interrupts the serving thread's blocked call. Its default action is to do
+/// nothing, so one sent from outside changes nothing either.
+const INTERRUPT: i32 = libc::SIGURG;
+
+/// Bytes asked of each `read(2)`.
+const READ_SIZE: usize = 64 * 1024;
+
+/// The blocking loop's files: its own stdin and stdout descriptions, and a wake pipe.
+#[derive(Debug)]
+pub struct BlockingStdio {
+    input: File,
+    output: File,
+    wake_rx: File,
+    shared: Arc<Shared>,
+}
+
+/// What the serving thread shares with a [`Stopper`] and with its background tasks.
+#[derive(Debug)]
+struct Shared {
+    /// 0 while serving; the signal number (or -1) once stopped.
+    stop: AtomicI32,
+    /// Set while [`serve_blocking`] runs, so a stop never touches a thread that has moved on
+    /// or keeps the files open after it.
+    serving: Mutex<Option<Serving>>,
+    /// Written (one byte, never blocking) when a task finishes or the loop is stopped.
+    wake_tx: File,
+}
+
+/// The serving thread, and clones of its input and output (the same open file descriptions).
+#[derive(Debug)]
+struct Serving {
+    thread: Pthread,
+    input: File,
+    output: File,
+}
+
+/// Clears [`Shared::serving`] when [`serve_blocking`] returns, however it returns.
+struct ServingGuard<'a>(&'a Shared);
+
+impl Drop for ServingGuard<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0.serving) = None;
+    }
+}
+
+impl Shared {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Acquire) != 0
+    }
+
+    fn wake(&self) {
+        // Full means a wake-up is already pending: nothing is lost.
+        let _ = (&self.wake_tx).write(&[1]);
+    }
+}
+
+/// Stops a [`serve_blocking`] loop from another thread (the binary's signal thread).
+#[derive(Debug, Clone)]
+pub struct Stopper(Arc<Shared>);
+
+impl Stopper {
+    /// Ends the loop as SIGTERM does: answer what was read, flush within the grace, return
+    /// [`Exit::Shutdown`]. `signal` is logged; the first call wins.
+    pub fn stop(&self, signal: i32) {
+        let shared = &self.0;
+        let signal = if signal == 0 { -1 } else { signal };
+        if shared
+            .stop
+            .compare_exchange(0, signal, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
+        // Order matters: the descriptors are non-blocking before the thread is interrupted,
+        // so a call it makes after the check of `stop`, or restarts after the interrupt,
+        // returns at once.
+        shared.wake();
+        if let Some(serving) = &*lock(&shared.serving) {
+            let _ = set_nonblocking(&serving.input);
+            let _ = set_nonblocking(&serving.output);
+            let _ =
+                nix::sys::pthread::pthread_kill(serving.thread, nix::sys::signal::Signal::SIGURG);
+        }
+    }
+}
+
+impl BlockingStdio {
+    /// A loop over `input` and `output`, which must be open file descriptions of their own:
+    /// a stop makes both non-blocking, and so does the end of serving for `output` (its last
+    /// writes are bounded by the grace). Installs, once per process, the `SIGURG` handler
+    /// that lets a stop interrupt a blocked call.
+    pub fn new(input: File, output: File) -> io::Result<Self> {
+        install_interrupt_handler()?;
+        let (wake_rx, wake_tx) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)?;
+        Ok(BlockingStdio {
+            shared: Arc::new(Shared {
+                stop: AtomicI32::new(0),
+                serving: Mutex::new(None),
+                wake_tx: File::from(wake_tx),
+            }),
+            input,
+            output,
+            wake_rx: File::from(wake_rx),
+        })
+    }
+
+    pub fn stopper(&self) -> Stopper {
+        Stopper(Arc::clone(&self.shared))
+    }
+
+    /// The signal [`Stopper::stop`] was called with, if it was.
+    pub fn stopped_by(&self) -> Option<i32> {
+        match self.shared.stop.load(Ordering::Acquire) {
+            0 => None,
+            signal => Some(signal),
+        }
+    }
+}
+
+/// Serves one MCP connection on the calling thread with blocking I/O, until input ends, the
+/// [`Stopper`] stops it, or the output is closed. The same replies, in the same order, as
+/// [`serve`](crate::serve); `Err` only if writing fails for a reason other than a closed pipe.
+pub fn serve_blocking(
+    stdio: &BlockingStdio,
+    config: &Config,
+    tools: Arc<ToolRegistry>,
+) -> io::Result<Exit> {
+    *lock(&stdio.shared.serving) = Some(Serving {
+        thread: pthread_self(),
+        input: stdio.input.try_clone()?,
+        output: stdio.output.try_clone()?,
+    });
+    let _serving = ServingGuard(&stdio.shared);
+    let codec = StdioCodec::new(config.framing)
+        .with_max_message_bytes(config.max_message_bytes)
+        .with_max_header_bytes(config.max_header_bytes);
+    let mut out = Output {
+        file: &stdio.output,
+        codec: codec.clone(),
+        buf: BytesMut::with_capacity(OUTPUT_CAPACITY),
+    };
+    let mut input = Input {
+        file: &stdio.input,
+        codec: RawCodec(codec),
+        buf: BytesMut::with_capacity(READ_SIZE),
+        scratch: vec![0; READ_SIZE],
+    };
+    let (tx, mut rx) = mpsc::channel::<Outgoing>(config.outgoing_queue.max(1));
+    let outstanding = Arc::new(AtomicUsize::new(0));
+    let mut conn = Connection {
+        session: Session::new(tools, ServerInfo::default()),
+        in_flight: InFlight::default(),
+        tx,
+        spawner: Background {
+            runtime: None,
+            outstanding: Arc::clone(&outstanding),
+            shared: Arc::clone(&stdio.shared),
+        },
+    };
+    let shared = &stdio.shared;
+
+    let exit = 'serve: loop {
+        // Replies of finished tasks first; then everything made so far goes out before more
+        // input is read.
+        while let Ok(reply) = rx.try_recv() {
+            out.encode(reply)?;
+        }
+        match out.write_all(shared)? {
+            Written::All => {}
+            Written::Stopped => break Exit::Shutdown,
+            Written::Closed => break Exit::OutputClosed,
+        }
+        if shared.stopped() {
+            break Exit::Shutdown;
+        }
+        if outstanding.load(Ordering::Acquire) > 0 {
+            // A task may finish while we wait: wait for it or for input.
+            match wait_readable(&stdio.input, &stdio.wake_rx, None)? {
+                Ready::Wake => {
+                    drain_wake(&stdio.wake_rx);
+                    continue;
+                }
+                Ready::Input => {}
+                Ready::TimedOut => continue,
+            }
+        } else if !rx.is_empty() {
+            // The last task finished after the queue was emptied above.
+            continue;
+        }
+        match input.read(shared) {
+            Got::Data => {}
+            Got::Again => continue,
+            Got::Eof => break Exit::InputClosed,
+            Got::Stopped => break Exit::Shutdown,
+            Got::Failed(e) => break Exit::ReadFailed(e),
+        }
+        // Every whole frame read so far, writing every `WRITE_AT` bytes of replies.
+        loop {
+            match input.next_frame() {
+                Ok(Some(frame)) => {
+                    if let Some(reply) = conn.frame(frame) {
+                        out.encode(reply)?;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => break 'serve Exit::ReadFailed(e),
+            }
+            if out.buf.len() >= WRITE_AT {
+                match out.write_all(shared)? {
+                    Written::All => {}
+                    Written::Stopped => break 'serve Exit::Shutdown,
+                    Written::Closed => break 'serve Exit::OutputClosed,
+                }
+            }
+        }
+    };
+    match &exit {
+        Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
+        other => tracing::debug!(?other, "input loop ended"),
+    }
+    if matches!(exit, Exit::OutputClosed) {
+        tracing::debug!("output closed by the peer; exiting");
+        return Ok(exit);
+    }
+    if matches!(exit, Exit::InputClosed) {
+        // An unterminated last frame is still a frame (answered, or reported).
+        while let Ok(Some(frame)) = input.last_frame() {
+            if let Some(reply) = conn.frame(frame) {
+                out.encode(reply)?;
+            }
+        }
+    }
+
+    // Answer and flush everything read within the grace: what is buffered, then each running
+    // tool's reply.
+    let deadline = Instant::now() + config.shutdown_grace;
+    let _ = set_nonblocking(&stdio.output);
+    let Connection {
+        in_flight, spawner, ..
+    } = conn;
+    let drained = loop {
+        while let Ok(reply) = rx.try_recv() {
+            out.encode(reply)?;
+        }
+        match out.write_by(deadline) {
+            Ok(true) => {}
+            Ok(false) => break false,
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                tracing::debug!("output closed by the peer; exiting");
+                return Ok(Exit::OutputClosed);
+            }
+            Err(e) => return Err(e),
+        }
+        if outstanding.load(Ordering::Acquire) == 0 && rx.is_empty() {
+            break true;
+        }
+        match wait_readable(&stdio.wake_rx, &stdio.wake_rx, Some(deadline))? {
+            Ready::TimedOut => break false,
+            Ready::Wake | Ready::Input => drain_wake(&stdio.wake_rx),
+        }
+    };
+    let result = if drained {
+        Ok(exit)
+    } else {
+        let running = lock(&in_flight).drain().map(|(_, h)| h.abort()).count();
+        tracing::warn!(
+            running,
+            grace = ?config.shutdown_grace,
+            "gave up waiting for replies to be answered and flushed"
+        );
+        Ok(Exit::DrainTimedOut)
+    };
+    if let Some(runtime) = spawner.runtime {
+        runtime.shutdown_background();
+    }
+    result
+}
+
+/// The input side: reads into `scratch`, keeps what is not yet a whole frame in `buf`.
+struct Input<'a> {
+    file: &'a File,
+    codec: RawCodec,
+    buf: BytesMut,
+    /// `read(2)` needs initialised memory, and `buf`'s spare room is not (no `unsafe` here):
+    /// bytes are read here and copied on, a `memcpy` of what was read.
+    scratch: Vec<u8>,
+}
+
+enum Got {
+    Data,
+    Again,
+    Eof,
+    Stopped,
+    Failed(io::Error),
+}
+
+impl Input<'_> {
+    fn read(&mut self, shared: &Shared) -> Got {
+        match self.file.read(&mut self.scratch) {
+            Ok(0) => Got::Eof,
+            Ok(n) => {
+                self.buf.extend_from_slice(&self.scratch[..n]);
+                Got::Data
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Got::Again,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if shared.stopped() {
+                    Got::Stopped
+                } else {
+                    // Not ours to make non-blocking: wait as a blocking read would.
+                    match wait_readable(self.file, self.file, None) {
+                        Ok(_) => Got::Again,
+                        Err(e) => Got::Failed(e),
+                    }
+                }
+            }
+            Err(e) => Got::Failed(e),
+        }
+    }
+
+    fn next_frame(&mut self) -> io::Result<Option<mcp_protocol::codec::RawFrame>> {
+        self.codec.decode(&mut self.buf)
+    }
+
+    fn last_frame(&mut self) -> io::Result<Option<mcp_protocol::codec::RawFrame>> {
+        self.codec.decode_eof(&mut self.buf)
+    }
+}
+
+/// The output side: replies are encoded into `buf` as they are made and written in bursts.
+struct Output<'a> {
+    file: &'a File,
+    codec: StdioCodec,
+    buf: BytesMut,
+}
+
+enum Written {
+    All,
+    Stopped,
+    Closed,
+}
+
+impl Output<'_> {
+    fn encode(&mut self, reply: Outgoing) -> io::Result<()> {
+        self.codec.encode(reply, &mut self.buf)
+    }
+
+    /// Writes the whole buffer, blocking while the client is slow to read (that is the
+    /// back-pressure); a stop ends the wait, and what is left is written within the grace.
+    fn write_all(&mut self, shared: &Shared) -> io::Result<Written> {
+        while !self.buf.is_empty() {
+            match self.file.write(&self.buf) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.buf.advance(n),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(Written::Closed),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+                    ) =>
+                {
+                    if shared.stopped() {
+                        return Ok(Written::Stopped);
+                    }
+                    if e.kind() == io::ErrorKind::WouldBlock {
+                        wait_writable(self.file, None)?;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.reclaim();
+        Ok(Written::All)
+    }
+
+    /// Writes the whole buffer by `deadline` (the output is non-blocking by then): `false`
+    /// if the client did not take it in time.
+    fn write_by(&mut self, deadline: Instant) -> io::Result<bool> {
+        while !self.buf.is_empty() {
+            match self.file.write(&self.buf) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.buf.advance(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !wait_writable(self.file, Some(deadline))? {
+                        return Ok(false);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.reclaim();
+        Ok(true)
+    }
+
+    /// Empty now: taking the space back moves nothing, while a reserve in the middle of the
+    /// next burst would move that burst's replies to the front.
+    fn reclaim(&mut self) {
+        self.buf.reserve(OUTPUT_CAPACITY);
+        tracing::trace!("flushed replies");
+    }
+}
+
+/// Runs tool calls that did not finish at once, on a runtime started on first need. Each task
+/// counts itself in `outstanding` until it is done (or aborted), then pokes the wake pipe.
+struct Background {
+    runtime: Option<tokio::runtime::Runtime>,
+    outstanding: Arc<AtomicUsize>,
+    shared: Arc<Shared>,
+}
+
+impl Spawn for Background {
+    fn start(&mut self) -> io::Result<()> {
+        if self.runtime.is_none() {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("mcp-echo-server-tools")
+                .enable_all()
+                .build()?;
+            tracing::debug!("started the runtime for tool calls that take time");
+            self.runtime = Some(runtime);
+        }
+        Ok(())
+    }
+
+    fn spawn(&mut self, task: BoxFuture<'static, ()>) -> AbortHandle {
+        let Some(runtime) = &self.runtime else {
+            unreachable!("Spawn::spawn is only called after Spawn::start succeeded");
+        };
+        let done = Done::new(&self.outstanding, &self.shared);
+        runtime
+            .spawn(async move {
+                let _done = done;
+                task.await;
+            })
+            .abort_handle()
+    }
+}
+
+/// Counts one running task; dropped when the task ends or is aborted.
+struct Done {
+    outstanding: Arc<AtomicUsize>,
+    shared: Arc<Shared>,
+}
+
+impl Done {
+    fn new(outstanding: &Arc<AtomicUsize>, shared: &Arc<Shared>) -> Self {
+        outstanding.fetch_add(1, Ordering::AcqRel);
+        Done {
+            outstanding: Arc::clone(outstanding),
+            shared: Arc::clone(shared),
+        }
+    }
+}
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        // The task's reply, if any, is queued before this: a loop that sees the count drop
+        // finds the reply.
+        self.outstanding.fetch_sub(1, Ordering::AcqRel);
+        self.shared.wake();
+    }
+}
+
+enum Ready {
+    Input,
+    Wake,
+    TimedOut,
+}
+
+/// Waits until `input` or `wake` is readable (or hung up), or `deadline` passes.
+fn wait_readable(input: &File, wake: &File, deadline: Option<Instant>) -> io::Result<Ready> {
+    let mut fds = [
+        PollFd::new(input.as_fd(), PollFlags::POLLIN),
+        PollFd::new(wake.as_fd(), PollFlags::POLLIN),
+    ];
+    match poll(&mut fds, timeout(deadline)) {
+        Ok(0) => Ok(Ready::TimedOut),
+        Ok(_) => {
+            let woke = fds[1].revents().is_some_and(|r| !r.is_empty());
+            Ok(if woke { Ready::Wake } else { Ready::Input })
+        }
+        // A signal: the caller looks at the stop flag and comes back.
+        Err(nix::errno::Errno::EINTR) => Ok(Ready::TimedOut),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Waits until `output` takes more bytes; `false` if `deadline` passed first.
+fn wait_writable(output: &File, deadline: Option<Instant>) -> io::Result<bool> {
+    let mut fds = [PollFd::new(output.as_fd(), PollFlags::POLLOUT)];
+    match poll(&mut fds, timeout(deadline)) {
+        Ok(0) => Ok(deadline.is_some_and(|d| Instant::now() < d)),
+        Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(true),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn timeout(deadline: Option<Instant>) -> PollTimeout {
+    match deadline {
+        None => PollTimeout::NONE,
+        Some(d) => {
+            let left = d.saturating_duration_since(Instant::now());
+            // Rounded up, so a wait never ends just before the deadline and spins.
+            let ms = left.as_millis() + u128::from(left.subsec_nanos() % 1_000_000 != 0);
+            PollTimeout::try_from(Duration::from_millis(ms.min(60_000) as u64))
+                .unwrap_or(PollTimeout::MAX)
+        }
+    }
+}
+
+fn drain_wake(wake: &File) {
+    let mut sink = [0u8; 64];
+    while matches!((&*wake).read(&mut sink), Ok(n) if n > 0) {}
+}
+
+/// A handler (any) makes `SIGURG` interrupt a blocked call; without one it is ignored. One
+/// per process, however many loops there are.
+fn install_interrupt_handler() -> io::Result<()> {
+    static INSTALLED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            signal_hook::flag::register(INTERRUPT, Arc::default())
+                .map(drop)
+                .map_err(|e| format!("cannot install the SIGURG handler: {e}"))
+        })
+        .clone()
+        .map_err(io::Error::other)
+}
+
+fn set_nonblocking(file: &File) -> io::Result<()> {
+    let flags = OFlag::from_bits_truncate(fcntl(file, FcntlArg::F_GETFL)?);
+    fcntl(file, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    Ok(())
+}
