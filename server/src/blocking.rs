@@ -341,6 +341,11 @@ enum Got {
 
 impl Input<'_> {
     fn read(&mut self, shared: &Shared) -> Got {
+        if self.buf.is_empty() {
+            // Back to the start of the allocation (nothing to move; the frames split off it
+            // are gone): otherwise each request would land on fresh cache lines further on.
+            self.buf.reserve(READ_SIZE);
+        }
         match self.file.read(&mut self.scratch) {
             Ok(0) => Got::Eof,
             Ok(n) => {
