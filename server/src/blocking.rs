@@ -315,9 +315,8 @@ pub fn serve_blocking(
         );
         Ok(Exit::DrainTimedOut)
     };
-    if let Some(runtime) = spawner.runtime {
-        runtime.shutdown_background();
-    }
+    // Stops the tool-call runtime's thread, if one was started; it is not waited for.
+    drop(spawner);
     result
 }
 
@@ -454,31 +453,63 @@ impl Output<'_> {
 /// Runs tool calls that did not finish at once, on a runtime started on first need. Each task
 /// counts itself in `outstanding` until it is done (or aborted), then pokes the wake pipe.
 struct Background {
-    runtime: Option<tokio::runtime::Runtime>,
+    runtime: Option<Runner>,
     outstanding: Arc<AtomicUsize>,
     shared: Arc<Shared>,
+}
+
+/// A `current_thread` runtime driven by a thread of its own until `stop` is sent or dropped.
+/// Not the multi-thread flavour: that one links libm into the binary for its scheduler's
+/// arithmetic, a third of a MiB of resident memory for a runtime the echo tool never needs.
+struct Runner {
+    handle: tokio::runtime::Handle,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Runner {
+    fn start() -> io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("tool-calls".to_owned())
+            .spawn(move || {
+                let _ = runtime.block_on(stopped);
+                // Tasks still running are dropped with the runtime, here.
+            })?;
+        tracing::debug!("started the runtime for tool calls that take time");
+        Ok(Runner {
+            handle,
+            stop: Some(stop),
+        })
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
 }
 
 impl Spawn for Background {
     fn start(&mut self) -> io::Result<()> {
         if self.runtime.is_none() {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .thread_name("mcp-echo-server-tools")
-                .enable_all()
-                .build()?;
-            tracing::debug!("started the runtime for tool calls that take time");
-            self.runtime = Some(runtime);
+            self.runtime = Some(Runner::start()?);
         }
         Ok(())
     }
 
     fn spawn(&mut self, task: BoxFuture<'static, ()>) -> AbortHandle {
-        let Some(runtime) = &self.runtime else {
+        let Some(runner) = &self.runtime else {
             unreachable!("Spawn::spawn is only called after Spawn::start succeeded");
         };
         let done = Done::new(&self.outstanding, &self.shared);
-        runtime
+        runner
+            .handle
             .spawn(async move {
                 let _done = done;
                 task.await;
