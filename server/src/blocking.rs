@@ -121,8 +121,8 @@ impl Stopper {
         // returns at once.
         shared.wake();
         if let Some(serving) = &*lock(&shared.serving) {
-            let _ = set_nonblocking(&serving.input);
-            let _ = set_nonblocking(&serving.output);
+            let _ = stop_waiting(&serving.input, Direction::Read);
+            let _ = stop_waiting(&serving.output, Direction::Write);
             let _ =
                 nix::sys::pthread::pthread_kill(serving.thread, nix::sys::signal::Signal::SIGURG);
         }
@@ -130,9 +130,10 @@ impl Stopper {
 }
 
 impl BlockingStdio {
-    /// A loop over `input` and `output`, which must be open file descriptions of their own:
-    /// a stop makes both non-blocking, and so does the end of serving for `output` (its last
-    /// writes are bounded by the grace). Installs, once per process, the `SIGURG` handler
+    /// A loop over `input` and `output`, each a pipe or a socket. A pipe must be an open file
+    /// description of its own: a stop makes both non-blocking, and so does the end of serving
+    /// for `output` (its last writes are bounded by the grace). A socket gets timeouts
+    /// instead ([`stop_waiting`]). Installs, once per process, the `SIGURG` handler
     /// that lets a stop interrupt a blocked call.
     pub fn new(input: File, output: File) -> io::Result<Self> {
         install_interrupt_handler()?;
@@ -279,7 +280,7 @@ pub fn serve_blocking(
     // Answer and flush everything read within the grace: what is buffered, then each running
     // tool's reply.
     let deadline = Instant::now() + config.shutdown_grace;
-    let _ = set_nonblocking(&stdio.output);
+    let _ = stop_waiting(&stdio.output, Direction::Write);
     let Connection {
         in_flight, spawner, ..
     } = conn;
@@ -607,6 +608,31 @@ fn install_interrupt_handler() -> io::Result<()> {
         })
         .clone()
         .map_err(io::Error::other)
+}
+
+#[derive(Clone, Copy)]
+enum Direction {
+    Read,
+    Write,
+}
+
+/// Makes `file`'s blocking calls in `direction` return at once (with `EAGAIN`), including one
+/// that is restarted after an interrupt. A pipe gets O_NONBLOCK: its open file description is
+/// ours alone ([`crate::stdio`]). A socket cannot be reopened, and its description may be
+/// shared, so it gets a receive or send timeout of a microsecond instead (the kernel waits at
+/// most a scheduler tick): a property of our end of the socket that the host's end never sees.
+fn stop_waiting(file: &File, direction: Direction) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    if !file.metadata()?.file_type().is_socket() {
+        return set_nonblocking(file);
+    }
+    use nix::sys::socket::{setsockopt, sockopt};
+    let tick = nix::sys::time::TimeVal::new(0, 1);
+    match direction {
+        Direction::Read => setsockopt(file, sockopt::ReceiveTimeout, &tick)?,
+        Direction::Write => setsockopt(file, sockopt::SendTimeout, &tick)?,
+    }
+    Ok(())
 }
 
 fn set_nonblocking(file: &File) -> io::Result<()> {

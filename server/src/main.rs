@@ -95,11 +95,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// stdin and stdout are pipes: the blocking loop, with SIGTERM and SIGINT waited for on a
-/// thread of their own, which stops it.
+/// stdin and stdout are pipes or sockets: the blocking loop, with SIGTERM and SIGINT waited
+/// for on a thread of their own, which stops it.
 fn serve_on_this_thread(stdio: &BlockingStdio, config: &Config) -> std::io::Result<Exit> {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    tracing::debug!("stdin and stdout are pipes: serving on the blocking loop");
+    tracing::debug!("serving on the blocking loop");
     match signal_hook::iterator::Signals::new([SIGTERM, SIGINT]) {
         Ok(mut signals) => {
             let stopper = stdio.stopper();
@@ -127,7 +127,7 @@ fn serve_on_this_thread(stdio: &BlockingStdio, config: &Config) -> std::io::Resu
     serve_blocking(stdio, config, Arc::new(default_tools()))
 }
 
-/// stdin or stdout is not a pipe (a socket, a terminal, a file): the async loop.
+/// stdin or stdout is neither a pipe nor a socket (a terminal, a file): the async loop.
 fn serve_async(config: &Config) -> std::io::Result<Exit> {
     tracing::debug!("serving on the async loop");
     let runtime = match tokio::runtime::Builder::new_current_thread()

@@ -1,15 +1,18 @@
 //! The process's stdin and stdout: for the blocking loop, or as async streams.
 //!
-//! When stdin and stdout are pipes (as most MCP hosts make them), they are reopened through
-//! `/proc/self/fd`: the reopen makes new open file descriptions, so flags set on them
-//! (O_NONBLOCK) never leak to a peer that shares the originals. [`blocking`] reopens them for
-//! [`serve_blocking`](crate::serve_blocking), which may make them non-blocking when it stops.
-//! Otherwise (a socket, as Node-based hosts use, a terminal, a file, no `/proc`) the async
-//! loop serves: tokio's `stdin()`/`stdout()` do every read and write on a blocking thread,
-//! and [`streams`] gives them, or non-blocking pipes on the reactor where it can.
+//! MCP hosts give their servers pipes (Python, Rust, Go hosts) or Unix sockets (Node-based
+//! hosts: Claude Code, Cursor, Claude Desktop; libuv makes child stdio from socketpairs).
+//! Both go to [`serve_blocking`](crate::serve_blocking) ([`blocking`]). A pipe is reopened
+//! through `/proc/self/fd`: the reopen makes a new open file description, so the O_NONBLOCK
+//! the loop sets when it stops never leaks to a peer that shares the original. A socket is
+//! duplicated (it cannot be reopened) and is stopped with timeouts instead.
+//! Anything else (a terminal, a file, no `/proc` for a pipe) is served by the async loop:
+//! tokio's `stdin()`/`stdout()` do every read and write on a blocking thread, and [`streams`]
+//! gives them, or non-blocking pipes on the reactor where it can.
 
 use std::fs::OpenOptions;
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -20,12 +23,20 @@ use crate::blocking::BlockingStdio;
 pub type Input = Box<dyn AsyncRead + Unpin + Send>;
 pub type Output = Box<dyn AsyncWrite + Unpin + Send>;
 
-/// stdin and stdout reopened for the blocking loop, if both are pipes; `None` if not (then
-/// use [`streams`]).
+/// stdin and stdout for the blocking loop, if each is a pipe (reopened) or a socket (a
+/// duplicate: a socket cannot be reopened); `None` if not (then use [`streams`]).
 pub fn blocking() -> Option<io::Result<BlockingStdio>> {
-    let input = reopen_pipe(0, false, false)?;
-    let output = reopen_pipe(1, true, false)?;
+    let input = reopen_pipe(0, false, false).or_else(|| dup_socket(io::stdin().as_fd()))?;
+    let output = reopen_pipe(1, true, false).or_else(|| dup_socket(io::stdout().as_fd()))?;
     Some(BlockingStdio::new(input, output))
+}
+
+fn dup_socket(fd: BorrowedFd<'_>) -> Option<std::fs::File> {
+    let file = std::fs::File::from(fd.try_clone_to_owned().ok()?);
+    file.metadata()
+        .ok()
+        .filter(|m| m.file_type().is_socket())
+        .map(|_| file)
 }
 
 /// stdin and stdout, as pipes on the reactor where possible. Must run inside the runtime.

@@ -884,6 +884,40 @@ async fn sigterm_and_sigint_exit_zero() {
     }
 }
 
+/// The same over a socket, as Node-based hosts connect: SIGTERM ends a server blocked reading
+/// its socket, with exit code 0.
+#[tokio::test]
+async fn sigterm_on_a_socket_exits_zero() {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let theirs_out = theirs.try_clone().unwrap();
+    let mut cmd = command(&[]);
+    cmd.stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs_out)));
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let stderr = collect(child.stderr.take().unwrap());
+    let ours = tokio::task::spawn_blocking(move || {
+        use std::io::{BufRead, Write};
+        let mut ours = ours;
+        ours.write_all(format!("{}\n", request(&json!(7), "ping", None)).as_bytes())
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(&ours).read_line(&mut line).unwrap();
+        assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+        ours
+    });
+    // Kept open: only the signal can end the server.
+    let ours = within("the ping over the socket", ours).await.unwrap();
+    kill(&child, "-TERM");
+    let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("still running 5 s after SIGTERM on a socket"))
+        .unwrap();
+    let stderr = within("stderr to end", stderr).await.unwrap();
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    drop(ours);
+}
+
 /// SIGTERM while the server is stuck writing to a client that stopped reading: the signal still
 /// ends it (the loop waits on the write and the shutdown signal together), after the shutdown
 /// grace (2 s) for the replies it could not deliver, with exit code 1 and a warning saying so.
@@ -923,17 +957,18 @@ async fn sigterm_ends_a_write_the_client_never_drains() {
     writer.abort();
 }
 
-/// Which loop serves depends on what stdin and stdout are: pipes get the blocking loop, a
-/// socket (what Node-based hosts such as Claude Code hand their servers) the async one. Both
-/// answer the same session byte for byte.
+/// Which loop serves depends on what stdin and stdout are: pipes (Python, Rust, Go hosts) and
+/// sockets (what Node-based hosts such as Claude Code hand their servers) get the blocking
+/// loop, anything else (here a file) the async one. All answer the same session byte for byte.
 #[tokio::test]
-async fn pipes_and_sockets_are_both_served() {
+async fn pipes_sockets_and_files_are_all_served() {
     let session = format!(
         "{}\n{INITIALIZED}\n{}\n{}\n",
         initialize(1, "2025-06-18"),
         echo(&json!(2), "über \"both\" loops"),
         request(&json!("p"), "ping", None),
     );
+    let session_bytes = session.clone().into_bytes();
     // Over pipes.
     let mut s = spawn(Framing::Ndjson, &["--log-level", "debug"]);
     s.write(session.as_bytes()).await;
@@ -969,6 +1004,20 @@ async fn pipes_and_sockets_are_both_served() {
     let stderr = within("stderr to end", stderr).await.unwrap();
     assert_eq!(status.code(), Some(0), "stderr: {stderr}");
     assert!(
+        stderr.contains("serving on the blocking loop"),
+        "stderr: {stderr}"
+    );
+
+    // stdin from a file, stdout a pipe.
+    let path = std::env::temp_dir().join(format!("mcp-echo-session-{}.jsonl", std::process::id()));
+    std::fs::write(&path, &session_bytes).unwrap();
+    let mut cmd = command(&["--log-level", "debug"]);
+    cmd.stdin(std::fs::File::open(&path).unwrap());
+    let filed = within("the server on a file", cmd.output()).await.unwrap();
+    let _ = std::fs::remove_file(&path);
+    let stderr = String::from_utf8_lossy(&filed.stderr);
+    assert_eq!(filed.status.code(), Some(0), "stderr: {stderr}");
+    assert!(
         stderr.contains("serving on the async loop"),
         "stderr: {stderr}"
     );
@@ -984,6 +1033,10 @@ async fn pipes_and_sockets_are_both_served() {
     assert_eq!(replies[2], r#"{"jsonrpc":"2.0","id":"p","result":{}}"#);
     assert_eq!(
         String::from_utf8(socketed).unwrap(),
+        String::from_utf8(piped.rest.clone()).unwrap()
+    );
+    assert_eq!(
+        String::from_utf8(filed.stdout).unwrap(),
         String::from_utf8(piped.rest).unwrap()
     );
 }

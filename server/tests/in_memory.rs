@@ -15,7 +15,6 @@ use mcp_protocol::FramingMode;
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -59,6 +58,9 @@ enum Loop {
     Async,
     /// `serve_blocking` on a thread of its own, over two OS pipes.
     Blocking,
+    /// `serve_blocking` over one end of a socketpair, as both input and output (Node-based
+    /// hosts give their servers sockets).
+    BlockingSocket,
 }
 
 thread_local! {
@@ -68,7 +70,10 @@ thread_local! {
 struct Peer {
     lines: tokio::io::Lines<BufReader<Box<dyn AsyncRead + Unpin + Send>>>,
     write: Box<dyn AsyncWrite + Unpin + Send>,
-    server: JoinHandle<std::io::Result<Exit>>,
+    /// How the server ended. A oneshot, not a `JoinHandle`: a blocking loop that hangs then
+    /// fails the test by timing out instead of hanging the runtime's shutdown, which waits for
+    /// `spawn_blocking` tasks.
+    server: oneshot::Receiver<std::io::Result<Exit>>,
     /// Sending on it (or dropping it unsent: nothing) is the test's SIGTERM.
     stop: Option<oneshot::Sender<()>>,
 }
@@ -88,6 +93,31 @@ impl Peer {
         match LOOP.with(std::cell::Cell::get) {
             Loop::Async => Peer::on_async_loop(config, tools),
             Loop::Blocking => Peer::on_blocking_loop(config, tools),
+            Loop::BlockingSocket => Peer::on_blocking_socket(config, tools),
+        }
+    }
+
+    fn on_blocking_socket(config: Config, tools: ToolRegistry) -> Peer {
+        let (client, server) = std::os::unix::net::UnixStream::pair().unwrap();
+        let stdio = BlockingStdio::new(socket_file(&server), socket_file(&server)).unwrap();
+        drop(server);
+        let (stop, stopped) = oneshot::channel::<()>();
+        let stopper = stdio.stopper();
+        tokio::spawn(async move {
+            if stopped.await.is_ok() {
+                stopper.stop(libc::SIGTERM);
+            }
+        });
+        let server = on_thread(move || serve_blocking(&stdio, &config, Arc::new(tools)));
+        client.set_nonblocking(true).unwrap();
+        let (read, write) = tokio::net::UnixStream::from_std(client)
+            .unwrap()
+            .into_split();
+        Peer {
+            lines: BufReader::new(Box::new(read) as Box<dyn AsyncRead + Unpin + Send>).lines(),
+            write: Box::new(write),
+            server,
+            stop: Some(stop),
         }
     }
 
@@ -102,8 +132,7 @@ impl Peer {
                 stopper.stop(libc::SIGTERM);
             }
         });
-        let server =
-            tokio::task::spawn_blocking(move || serve_blocking(&stdio, &config, Arc::new(tools)));
+        let server = on_thread(move || serve_blocking(&stdio, &config, Arc::new(tools)));
         let read = tokio::net::unix::pipe::Receiver::from_owned_fd(client_read.into()).unwrap();
         let write = tokio::net::unix::pipe::Sender::from_owned_fd(client_write.into()).unwrap();
         Peer {
@@ -118,18 +147,20 @@ impl Peer {
         let (client, server) = tokio::io::duplex(1 << 16);
         let (server_read, server_write) = tokio::io::split(server);
         let (stop, stopped) = oneshot::channel::<()>();
-        let server = tokio::spawn(async move {
+        let (done, server) = oneshot::channel();
+        tokio::spawn(async move {
             let shutdown = async move {
                 let _ = stopped.await;
             };
-            serve(
+            let exit = serve(
                 server_read,
                 server_write,
                 &config,
                 Arc::new(tools),
                 shutdown,
             )
-            .await
+            .await;
+            let _ = done.send(exit);
         });
         let (read, write) = tokio::io::split(client);
         Peer {
@@ -718,13 +749,50 @@ async fn closed_output_ends_quietly() {
     assert!(matches!(exit, Exit::OutputClosed), "{exit:?}");
 }
 
-/// The blocking loop's own files: a client end for each of its two pipes.
-struct Pipes {
+/// How the blocking loop's client is connected: the two ways MCP hosts connect servers.
+#[derive(Debug, Clone, Copy)]
+enum Transport {
+    /// Two OS pipes (Python, Rust, Go hosts).
+    Pipes,
+    /// One end of a socketpair as both input and output (Node-based hosts).
+    Socket,
+}
+
+/// A blocking loop's files and the client's ends of them.
+struct Ends {
     stdio: BlockingStdio,
     /// The client's end of the server's input.
     input: std::fs::File,
     /// The client's end of the server's output.
     output: std::fs::File,
+    /// The client's socket, for [`Transport::Socket`].
+    socket: Option<std::os::unix::net::UnixStream>,
+}
+
+impl Ends {
+    /// The client stops reading for good: the server's next write gets EPIPE.
+    fn close_output(&mut self) {
+        match &self.socket {
+            Some(socket) => socket.shutdown(std::net::Shutdown::Read).unwrap(),
+            None => drop(std::mem::replace(&mut self.output, os_pipe().0)),
+        }
+    }
+}
+
+/// Runs `f` on a thread of its own; its result comes back on the receiver (see
+/// [`Peer::server`] for why not `spawn_blocking`).
+fn on_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> oneshot::Receiver<T> {
+    let (tx, rx) = oneshot::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx
+}
+
+/// A duplicate of a socket's descriptor, as the server is given it.
+fn socket_file(socket: &std::os::unix::net::UnixStream) -> std::fs::File {
+    use std::os::fd::AsFd;
+    socket.as_fd().try_clone_to_owned().unwrap().into()
 }
 
 /// An OS pipe: (read end, write end).
@@ -733,29 +801,51 @@ fn os_pipe() -> (std::fs::File, std::fs::File) {
     (read.into(), write.into())
 }
 
-fn pipes() -> Pipes {
-    let (server_read, input) = os_pipe();
-    let (output, server_write) = os_pipe();
-    let stdio = BlockingStdio::new(server_read, server_write).unwrap();
-    Pipes {
-        stdio,
-        input,
-        output,
+fn ends(transport: Transport) -> Ends {
+    match transport {
+        Transport::Pipes => {
+            let (server_read, input) = os_pipe();
+            let (output, server_write) = os_pipe();
+            Ends {
+                stdio: BlockingStdio::new(server_read, server_write).unwrap(),
+                input,
+                output,
+                socket: None,
+            }
+        }
+        Transport::Socket => {
+            let (client, server) = std::os::unix::net::UnixStream::pair().unwrap();
+            Ends {
+                stdio: BlockingStdio::new(socket_file(&server), socket_file(&server)).unwrap(),
+                input: socket_file(&client),
+                output: socket_file(&client),
+                socket: Some(client),
+            }
+        }
     }
 }
+
+const TRANSPORTS: [Transport; 2] = [Transport::Pipes, Transport::Socket];
 
 /// A stop while the blocking loop sits in `read(2)` with nothing in flight (no poll, no task
 /// to wake it) ends it: the stop interrupts the read.
 #[tokio::test]
 async fn blocking_loop_stops_while_blocked_in_read() {
+    for transport in TRANSPORTS {
+        stops_while_blocked_in_read(transport).await;
+    }
+}
+
+async fn stops_while_blocked_in_read(transport: Transport) {
     use std::io::{BufRead, Write};
-    let Pipes {
+    let Ends {
         stdio,
         mut input,
         output,
-    } = pipes();
+        socket,
+    } = ends(transport);
     let stopper = stdio.stopper();
-    let server = tokio::task::spawn_blocking(move || {
+    let server = on_thread(move || {
         let exit = serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()));
         (exit, stdio.stopped_by())
     });
@@ -772,45 +862,57 @@ async fn blocking_loop_stops_while_blocked_in_read() {
     stopper.stop(libc::SIGTERM);
     let (exit, stopped_by) = tokio::time::timeout(WAIT, server)
         .await
-        .expect("the blocking loop did not stop within 10 s")
+        .unwrap_or_else(|_| panic!("{transport:?}: the blocking loop did not stop within 10 s"))
         .unwrap();
-    assert!(matches!(exit.unwrap(), Exit::Shutdown));
+    assert!(matches!(exit.unwrap(), Exit::Shutdown), "{transport:?}");
     assert_eq!(stopped_by, Some(libc::SIGTERM));
     // Input stays open to the end: only the stop could have ended the loop.
-    drop(input);
+    drop((input, socket));
 }
 
 /// A stop that comes before the loop starts is not lost.
 #[tokio::test]
 async fn blocking_loop_stopped_before_it_starts() {
-    let Pipes { stdio, input, .. } = pipes();
-    stdio.stopper().stop(libc::SIGINT);
-    let server = tokio::task::spawn_blocking(move || {
-        serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()))
-    });
-    let exit = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
-    assert!(matches!(exit.unwrap(), Exit::Shutdown));
-    drop(input);
+    for transport in TRANSPORTS {
+        let Ends {
+            stdio,
+            input,
+            socket,
+            ..
+        } = ends(transport);
+        stdio.stopper().stop(libc::SIGINT);
+        let server = on_thread(move || {
+            serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()))
+        });
+        let exit = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
+        assert!(matches!(exit.unwrap(), Exit::Shutdown), "{transport:?}");
+        drop((input, socket));
+    }
 }
 
 /// A client that stops reading blocks the loop in `write(2)`; a stop still ends it, after the
 /// grace, as [`Exit::DrainTimedOut`].
 #[tokio::test]
 async fn blocking_loop_stops_while_blocked_in_write() {
+    for transport in TRANSPORTS {
+        stops_while_blocked_in_write(transport).await;
+    }
+}
+
+async fn stops_while_blocked_in_write(transport: Transport) {
     use std::io::Write;
-    let Pipes {
+    let Ends {
         stdio,
         mut input,
         output,
-    } = pipes();
+        socket,
+    } = ends(transport);
     let config = Config {
         shutdown_grace: Duration::from_millis(200),
         ..Config::default()
     };
     let stopper = stdio.stopper();
-    let server = tokio::task::spawn_blocking(move || {
-        serve_blocking(&stdio, &config, Arc::new(default_tools()))
-    });
+    let mut server = on_thread(move || serve_blocking(&stdio, &config, Arc::new(default_tools())));
     let writer = std::thread::spawn(move || {
         let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                                       "params": init_params("2025-06-18")});
@@ -819,8 +921,9 @@ async fn blocking_loop_stops_while_blocked_in_write() {
             input,
             "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}"
         );
-        // 64 echoes of 16 KiB: 2 MiB of replies against a 64 KiB pipe nobody reads. Blocks once
-        // the server stops reading; ends with an error once the server is gone.
+        // 64 echoes of 16 KiB: 2 MiB of replies against a pipe or socket buffer (64 KiB, a few
+        // hundred) nobody reads. Blocks once the server stops reading; ends with an error
+        // once the server is gone.
         let text = "x".repeat(16 * 1024);
         for id in 1..=64 {
             let call = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -831,14 +934,20 @@ async fn blocking_loop_stops_while_blocked_in_write() {
         }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!server.is_finished(), "the loop should be stuck writing");
+    assert!(
+        matches!(server.try_recv(), Err(oneshot::error::TryRecvError::Empty)),
+        "{transport:?}: the loop should be stuck writing"
+    );
     stopper.stop(libc::SIGTERM);
     let exit = tokio::time::timeout(WAIT, server)
         .await
-        .expect("the blocking loop did not stop within 10 s")
+        .unwrap_or_else(|_| panic!("{transport:?}: the blocking loop did not stop within 10 s"))
         .unwrap();
-    assert!(matches!(exit.unwrap(), Exit::DrainTimedOut));
-    drop(output);
+    assert!(
+        matches!(exit.unwrap(), Exit::DrainTimedOut),
+        "{transport:?}"
+    );
+    drop((output, socket));
     writer.join().unwrap();
 }
 
@@ -846,28 +955,32 @@ async fn blocking_loop_stops_while_blocked_in_write() {
 #[tokio::test]
 async fn blocking_loop_ends_when_its_output_is_closed() {
     use std::io::Write;
-    let Pipes {
-        stdio,
-        mut input,
-        output,
-    } = pipes();
-    drop(output);
-    let server = tokio::task::spawn_blocking(move || {
-        serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()))
-    });
-    for i in 0..10 {
-        if writeln!(
-            input,
-            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}"
-        )
-        .is_err()
-        {
-            break;
+    for transport in TRANSPORTS {
+        let mut ends = ends(transport);
+        ends.close_output();
+        let Ends {
+            stdio,
+            mut input,
+            output,
+            socket,
+        } = ends;
+        let server = on_thread(move || {
+            serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()))
+        });
+        for i in 0..10 {
+            if writeln!(
+                input,
+                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}"
+            )
+            .is_err()
+            {
+                break;
+            }
         }
+        let exit = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
+        assert!(matches!(exit.unwrap(), Exit::OutputClosed), "{transport:?}");
+        drop((input, output, socket));
     }
-    let exit = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
-    assert!(matches!(exit.unwrap(), Exit::OutputClosed));
-    drop(input);
 }
 
 async fn batches_only_in_2025_03_26() {
@@ -997,7 +1110,8 @@ async fn modern_requests_are_cancellable_and_need_no_handshake() {
     );
 }
 
-/// Runs each named test on both serve loops: `<name>::async_loop` and `<name>::blocking_loop`.
+/// Runs each named test on both serve loops: `<name>::async_loop`, `<name>::blocking_loop`
+/// (pipes) and `<name>::blocking_loop_on_a_socket`.
 macro_rules! on_both_loops {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
@@ -1010,6 +1124,12 @@ macro_rules! on_both_loops {
             #[tokio::test]
             async fn blocking_loop() {
                 super::LOOP.with(|l| l.set(super::Loop::Blocking));
+                super::$name().await;
+            }
+
+            #[tokio::test]
+            async fn blocking_loop_on_a_socket() {
+                super::LOOP.with(|l| l.set(super::Loop::BlockingSocket));
                 super::$name().await;
             }
         }
