@@ -1,17 +1,18 @@
-//! The blocking stdio loop: what the binary runs when stdin and stdout are pipes.
+//! The blocking stdio loop: what the binary runs when stdin and stdout are pipes or sockets.
 //!
 //! At window 1 a round trip through an async reactor costs a `read` that fails with `EAGAIN`,
-//! an `epoll_wait`, the wake-up and the scheduler around the task, about 1 µs of the 4.5 µs a
-//! round trip took (BENCHMARKS.md, "Window 1: what a round trip's work costs"). Here the
-//! serving thread sits in a plain blocking `read(2)` and answers with a plain `write(2)`: no
-//! runtime on the hot path. The message handling is the async loop's ([`Connection`]).
+//! an `epoll_wait`, the wake-up and the scheduler around the task: 4.6 against 4.0 µs per
+//! round trip pinned to one CPU (BENCHMARKS.md, "Window 1: what a round trip's work costs").
+//! Here the serving thread sits in a plain blocking `read(2)` and answers with a plain
+//! `write(2)`: no runtime on the hot path. The message handling is the async loop's
+//! ([`Connection`]).
 //!
 //! What a blocking loop must still do:
 //! - **Stop on a signal.** A blocked `read` or `write` does not notice a flag. A [`Stopper`]
 //!   (driven by the binary's signal thread) marks the stop, makes this loop's input and
-//!   output non-blocking (their own open file descriptions, see [`crate::stdio`]), pokes the
-//!   wake pipe and interrupts the serving thread with `SIGURG`; the interrupted call restarts,
-//!   finds its descriptor non-blocking, and returns.
+//!   output stop waiting ([`stop_waiting`]: O_NONBLOCK on a pipe, a timeout on a socket),
+//!   pokes the wake pipe and interrupts the serving thread with `SIGURG`; the interrupted call
+//!   restarts, finds it may not wait, and returns.
 //! - **Run tool calls that take time.** Those run on a runtime started on first need, on a
 //!   thread of its own. Their replies come back on a queue, and each finished task writes a
 //!   byte to the wake pipe; while any is running the loop waits in `poll(2)` on stdin and the
@@ -50,7 +51,7 @@ const INTERRUPT: i32 = libc::SIGURG;
 /// Bytes asked of each `read(2)`.
 const READ_SIZE: usize = 64 * 1024;
 
-/// The blocking loop's files: its own stdin and stdout descriptions, and a wake pipe.
+/// The blocking loop's files: its input and output, and a wake pipe.
 #[derive(Debug)]
 pub struct BlockingStdio {
     input: File,
