@@ -1,4 +1,5 @@
-//! The server's dispatch invariants: `mcp_echo_server::serve` in-process over a tokio duplex.
+//! The server's dispatch invariants: `mcp_echo_server::serve` in-process over a tokio duplex,
+//! and `serve_blocking` (the loop the binary runs on pipes and sockets) over a socketpair.
 //!
 //! A scenario is a server configuration (framing, small message limit, duplex and reply-queue
 //! sizes, optionally a `slow` tool whose calls are still running when later messages arrive) and
@@ -19,6 +20,8 @@
 //!    tool every reply is ready at once, so the replies must also come in input order. With it,
 //!    a request that a later `notifications/cancelled` names may get no reply (zero or one).
 //! 4. A successful echo returns its text unchanged.
+//! 5. Both loops are checked alike, and without the slow tool (replies in input order) they
+//!    must write the same bytes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,7 +29,9 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use futures::FutureExt;
-use mcp_echo_server::{default_tools, serve, Config, Exit, Tool, ToolCall};
+use mcp_echo_server::{
+    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall,
+};
 use mcp_protocol::codec::DecodedFrame;
 use mcp_protocol::mcp::{self, CallToolResult, CancelledParams, ProtocolVersion};
 use mcp_protocol::{
@@ -502,11 +507,80 @@ pub fn run_server(s: &Scenario, limit: Duration) -> Run {
     })
 }
 
-/// Runs and checks the scenario built from `data`.
+/// Runs the blocking loop on the scenario's stream, over one end of a socketpair as both its
+/// input and output; panics if it does not finish within `limit`.
+pub fn run_server_blocking(s: &Scenario, limit: Duration) -> Run {
+    use std::io::{Read, Write};
+    use std::os::fd::OwnedFd;
+    use std::os::unix::net::UnixStream;
+    let (client, server) = UnixStream::pair().expect("a socketpair");
+    let config = Config {
+        framing: s.framing,
+        max_message_bytes: s.max_message,
+        max_header_bytes: s.max_header,
+        shutdown_grace: Duration::from_secs(600),
+        outgoing_queue: s.outgoing_queue,
+    };
+    let mut tools = default_tools();
+    if s.slow_tool {
+        tools.register(Slow::new()).expect("a new tool name");
+    }
+    let input = std::fs::File::from(OwnedFd::from(
+        server.try_clone().expect("a second descriptor"),
+    ));
+    let stdio = BlockingStdio::new(input, std::fs::File::from(OwnedFd::from(server)))
+        .expect("the blocking loop's files");
+    let (done, exit) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let exit = serve_blocking(&stdio, &config, Arc::new(tools));
+        // Closes the server's end, so the reader below sees the output end.
+        drop(stdio);
+        let _ = done.send(exit);
+    });
+    let mut write_end = client.try_clone().expect("a second descriptor");
+    let stream = s.stream.clone();
+    let (seed, max) = (s.chunk_seed, s.chunk_max);
+    let writer = std::thread::spawn(move || {
+        let mut rng = Rng::new(seed);
+        for c in chunk(&stream, &mut rng, max) {
+            write_end.write_all(c)?;
+        }
+        write_end.shutdown(std::net::Shutdown::Write)
+    });
+    let reader = std::thread::spawn(move || {
+        let mut client = client;
+        let mut out = Vec::new();
+        client.read_to_end(&mut out).map(|_| out)
+    });
+    let exit = exit
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("the blocking loop did not finish within {limit:?} (hang)"));
+    writer
+        .join()
+        .expect("writer thread")
+        .expect("writing the server's input failed");
+    let output = reader
+        .join()
+        .expect("reader thread")
+        .expect("reading the server's output failed");
+    Run { exit, output }
+}
+
+/// Runs and checks the scenario built from `data`, on both loops.
 pub fn run(data: &[u8]) {
     let s = Scenario::from_bytes(data);
     let result = run_server(&s, Duration::from_secs(60));
     check(&s, &result);
+    let blocking = run_server_blocking(&s, Duration::from_secs(60));
+    check(&s, &blocking);
+    if !s.slow_tool {
+        assert!(
+            result.output == blocking.output,
+            "the two loops wrote different bytes:\n async: {:?}\n blocking: {:?}",
+            String::from_utf8_lossy(&result.output),
+            String::from_utf8_lossy(&blocking.output)
+        );
+    }
 }
 
 /// One reply the server wrote.

@@ -96,6 +96,10 @@ proptest! {
         let run = server_check::run_server(&scenario, LIMIT);
         // The shared check: one reply per request, in order, echo text intact.
         server_check::check(&scenario, &run);
+        // The blocking loop (what the binary runs on pipes and sockets): the same bytes.
+        let blocking = server_check::run_server_blocking(&scenario, LIMIT);
+        server_check::check(&scenario, &blocking);
+        prop_assert_eq!(&blocking.output, &run.output);
         // And spelled out for this case.
         let replies: Vec<Value> = if lsp {
             let mut out = Vec::new();
