@@ -30,7 +30,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 use futures::FutureExt;
 use mcp_echo_server::{
-    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall,
+    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall, ToolRegistry,
 };
 use mcp_protocol::codec::DecodedFrame;
 use mcp_protocol::mcp::{self, CallToolResult, CancelledParams, ProtocolVersion};
@@ -437,6 +437,28 @@ impl Scenario {
     }
 }
 
+impl Scenario {
+    /// The server's settings for this scenario (a grace no test waits out).
+    fn config(&self) -> Config {
+        Config {
+            framing: self.framing,
+            max_message_bytes: self.max_message,
+            max_header_bytes: self.max_header,
+            shutdown_grace: Duration::from_secs(600),
+            outgoing_queue: self.outgoing_queue,
+        }
+    }
+
+    /// `echo`, and the slow tool if the scenario has it.
+    fn tools(&self) -> ToolRegistry {
+        let mut tools = default_tools();
+        if self.slow_tool {
+            tools.register(Slow::new()).expect("a new tool name");
+        }
+        tools
+    }
+}
+
 /// What `serve` did with one scenario.
 #[derive(Debug)]
 pub struct Run {
@@ -454,17 +476,7 @@ pub fn run_server(s: &Scenario, limit: Duration) -> Run {
         let (client, server) = tokio::io::duplex(s.duplex);
         let (server_read, server_write) = tokio::io::split(server);
         let (mut client_read, mut client_write) = tokio::io::split(client);
-        let config = Config {
-            framing: s.framing,
-            max_message_bytes: s.max_message,
-            max_header_bytes: s.max_header,
-            shutdown_grace: Duration::from_secs(600),
-            outgoing_queue: s.outgoing_queue,
-        };
-        let mut tools = default_tools();
-        if s.slow_tool {
-            tools.register(Slow::new()).expect("a new tool name");
-        }
+        let (config, tools) = (s.config(), s.tools());
         let server = tokio::spawn(async move {
             serve(
                 server_read,
@@ -514,17 +526,7 @@ pub fn run_server_blocking(s: &Scenario, limit: Duration) -> Run {
     use std::os::fd::OwnedFd;
     use std::os::unix::net::UnixStream;
     let (client, server) = UnixStream::pair().expect("a socketpair");
-    let config = Config {
-        framing: s.framing,
-        max_message_bytes: s.max_message,
-        max_header_bytes: s.max_header,
-        shutdown_grace: Duration::from_secs(600),
-        outgoing_queue: s.outgoing_queue,
-    };
-    let mut tools = default_tools();
-    if s.slow_tool {
-        tools.register(Slow::new()).expect("a new tool name");
-    }
+    let (config, tools) = (s.config(), s.tools());
     let input = std::fs::File::from(OwnedFd::from(
         server.try_clone().expect("a second descriptor"),
     ));

@@ -39,7 +39,7 @@ use tokio::task::AbortHandle;
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::config::Config;
-use crate::connection::{lock, Connection, InFlight, Spawn};
+use crate::connection::{give_up, lock, log_end, Connection, InFlight, Spawn};
 use crate::serve::{Exit, OUTPUT_CAPACITY, WRITE_AT};
 use crate::session::{ServerInfo, Session};
 use crate::tools::ToolRegistry;
@@ -261,12 +261,7 @@ pub fn serve_blocking(
             }
         }
     };
-    match &exit {
-        Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
-        other => tracing::debug!(?other, "input loop ended"),
-    }
-    if matches!(exit, Exit::OutputClosed) {
-        tracing::debug!("output closed by the peer; exiting");
+    if log_end(&exit) {
         return Ok(exit);
     }
     if matches!(exit, Exit::InputClosed) {
@@ -309,13 +304,7 @@ pub fn serve_blocking(
     let result = if drained {
         Ok(exit)
     } else {
-        let running = lock(&in_flight).drain().map(|(_, h)| h.abort()).count();
-        tracing::warn!(
-            running,
-            grace = ?config.shutdown_grace,
-            "gave up waiting for replies to be answered and flushed"
-        );
-        Ok(Exit::DrainTimedOut)
+        Ok(give_up(&in_flight, config.shutdown_grace))
     };
     // Stops the tool-call runtime's thread, if one was started; it is not waited for.
     drop(spawner);

@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::{Encoder, FramedRead};
 
 use crate::config::Config;
-use crate::connection::{lock, Connection, CurrentRuntime, InFlight};
+use crate::connection::{give_up, log_end, Connection, CurrentRuntime, InFlight};
 use crate::session::{ServerInfo, Session};
 use crate::tools::ToolRegistry;
 
@@ -142,12 +142,7 @@ where
             break exit;
         }
     };
-    match &exit {
-        Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
-        other => tracing::debug!(?other, "input loop ended"),
-    }
-    if matches!(exit, Exit::OutputClosed) {
-        tracing::debug!("output closed by the peer; exiting");
+    if log_end(&exit) {
         return Ok(exit);
     }
 
@@ -165,15 +160,7 @@ where
         }
     };
     match tokio::time::timeout(config.shutdown_grace, drain).await {
-        Err(_elapsed) => {
-            let running = lock(&in_flight).drain().map(|(_, h)| h.abort()).count();
-            tracing::warn!(
-                running,
-                grace = ?config.shutdown_grace,
-                "gave up waiting for replies to be answered and flushed"
-            );
-            Ok(Exit::DrainTimedOut)
-        }
+        Err(_elapsed) => Ok(give_up(&in_flight, config.shutdown_grace)),
         Ok(Ok(())) => Ok(exit),
         Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
             tracing::debug!("output closed by the peer; exiting");

@@ -71,6 +71,21 @@ fn collect<R: AsyncRead + Unpin + Send + 'static>(mut pipe: R) -> JoinHandle<Str
     })
 }
 
+/// The server with one end of a socketpair as both stdin and stdout, as Node-based hosts
+/// connect theirs (libuv makes child stdio from socketpairs): the child, our end, its stderr.
+fn spawn_on_socket(args: &[&str]) -> (Child, std::os::unix::net::UnixStream, JoinHandle<String>) {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let theirs_out = theirs.try_clone().unwrap();
+    let mut cmd = command(args);
+    cmd.stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs_out)));
+    let mut child = cmd.spawn().unwrap();
+    // The command holds our copies of the child's ends: with them open, no EOF would come.
+    drop(cmd);
+    let stderr = collect(child.stderr.take().unwrap());
+    (child, ours, stderr)
+}
+
 /// A running server and its pipes; `framing` is how the test talks to it.
 struct Server {
     child: Child,
@@ -888,14 +903,7 @@ async fn sigterm_and_sigint_exit_zero() {
 /// its socket, with exit code 0.
 #[tokio::test]
 async fn sigterm_on_a_socket_exits_zero() {
-    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
-    let theirs_out = theirs.try_clone().unwrap();
-    let mut cmd = command(&[]);
-    cmd.stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
-        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs_out)));
-    let mut child = cmd.spawn().unwrap();
-    drop(cmd);
-    let stderr = collect(child.stderr.take().unwrap());
+    let (mut child, ours, stderr) = spawn_on_socket(&[]);
     let ours = tokio::task::spawn_blocking(move || {
         use std::io::{BufRead, Write};
         let mut ours = ours;
@@ -981,15 +989,7 @@ async fn pipes_sockets_and_files_are_all_served() {
     );
 
     // Over one end of a socketpair, as both stdin and stdout.
-    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
-    let theirs_out = theirs.try_clone().unwrap();
-    let mut cmd = command(&["--log-level", "debug"]);
-    cmd.stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
-        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs_out)));
-    let mut child = cmd.spawn().unwrap();
-    // The command holds our copies of the child's ends: with them open, no EOF would come.
-    drop(cmd);
-    let stderr = collect(child.stderr.take().unwrap());
+    let (mut child, ours, stderr) = spawn_on_socket(&["--log-level", "debug"]);
     let client = tokio::task::spawn_blocking(move || {
         use std::io::{Read, Write};
         let mut ours = ours;

@@ -92,15 +92,19 @@ impl Peer {
     fn with_tools(config: Config, tools: ToolRegistry) -> Peer {
         match LOOP.with(std::cell::Cell::get) {
             Loop::Async => Peer::on_async_loop(config, tools),
-            Loop::Blocking => Peer::on_blocking_loop(config, tools),
-            Loop::BlockingSocket => Peer::on_blocking_socket(config, tools),
+            Loop::Blocking => Peer::on_blocking(Transport::Pipes, config, tools),
+            Loop::BlockingSocket => Peer::on_blocking(Transport::Socket, config, tools),
         }
     }
 
-    fn on_blocking_socket(config: Config, tools: ToolRegistry) -> Peer {
-        let (client, server) = std::os::unix::net::UnixStream::pair().unwrap();
-        let stdio = BlockingStdio::new(socket_file(&server), socket_file(&server)).unwrap();
-        drop(server);
+    /// `serve_blocking` on a thread of its own, over `transport`.
+    fn on_blocking(transport: Transport, config: Config, tools: ToolRegistry) -> Peer {
+        let Ends {
+            stdio,
+            input,
+            output,
+            socket,
+        } = ends(transport);
         let (stop, stopped) = oneshot::channel::<()>();
         let stopper = stdio.stopper();
         tokio::spawn(async move {
@@ -108,37 +112,28 @@ impl Peer {
                 stopper.stop(libc::SIGTERM);
             }
         });
-        let server = on_thread(move || serve_blocking(&stdio, &config, Arc::new(tools)));
-        client.set_nonblocking(true).unwrap();
-        let (read, write) = tokio::net::UnixStream::from_std(client)
-            .unwrap()
-            .into_split();
-        Peer {
-            lines: BufReader::new(Box::new(read) as Box<dyn AsyncRead + Unpin + Send>).lines(),
-            write: Box::new(write),
-            server,
-            stop: Some(stop),
-        }
-    }
-
-    fn on_blocking_loop(config: Config, tools: ToolRegistry) -> Peer {
-        let (server_read, client_write) = os_pipe();
-        let (client_read, server_write) = os_pipe();
-        let stdio = BlockingStdio::new(server_read, server_write).unwrap();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let stopper = stdio.stopper();
-        tokio::spawn(async move {
-            if stopped.await.is_ok() {
-                stopper.stop(libc::SIGTERM);
+        let server = serve_on_thread(stdio, config, tools);
+        let (read, write): (
+            Box<dyn AsyncRead + Unpin + Send>,
+            Box<dyn AsyncWrite + Unpin + Send>,
+        ) = match socket {
+            Some(socket) => {
+                drop((input, output)); // duplicates of `socket`
+                socket.set_nonblocking(true).unwrap();
+                let (read, write) = tokio::net::UnixStream::from_std(socket)
+                    .unwrap()
+                    .into_split();
+                (Box::new(read), Box::new(write))
             }
-        });
-        let server = on_thread(move || serve_blocking(&stdio, &config, Arc::new(tools)));
-        let read = tokio::net::unix::pipe::Receiver::from_owned_fd(client_read.into()).unwrap();
-        let write = tokio::net::unix::pipe::Sender::from_owned_fd(client_write.into()).unwrap();
+            None => (
+                Box::new(tokio::net::unix::pipe::Receiver::from_file(output).unwrap()),
+                Box::new(tokio::net::unix::pipe::Sender::from_file(input).unwrap()),
+            ),
+        };
         Peer {
-            lines: BufReader::new(Box::new(read) as Box<dyn AsyncRead + Unpin + Send>).lines(),
-            write: Box::new(write),
-            server,
+            lines: BufReader::new(read).lines(),
+            write,
+            server: async_exit(server),
             stop: Some(stop),
         }
     }
@@ -779,12 +774,32 @@ impl Ends {
     }
 }
 
-/// Runs `f` on a thread of its own; its result comes back on the receiver (see
+/// How `serve_blocking` ended, and the signal its [`Stopper`](mcp_echo_server::Stopper) was
+/// given, if any.
+type Served = (std::io::Result<Exit>, Option<i32>);
+
+/// Runs `serve_blocking` on a thread of its own; how it ended comes back on the receiver (see
 /// [`Peer::server`] for why not `spawn_blocking`).
-fn on_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> oneshot::Receiver<T> {
+fn serve_on_thread(
+    stdio: BlockingStdio,
+    config: Config,
+    tools: ToolRegistry,
+) -> oneshot::Receiver<Served> {
     let (tx, rx) = oneshot::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(f());
+        let exit = serve_blocking(&stdio, &config, Arc::new(tools));
+        let _ = tx.send((exit, stdio.stopped_by()));
+    });
+    rx
+}
+
+/// Just the exit, as [`Peer::server`] has it.
+fn async_exit(served: oneshot::Receiver<Served>) -> oneshot::Receiver<std::io::Result<Exit>> {
+    let (tx, rx) = oneshot::channel();
+    tokio::spawn(async move {
+        if let Ok((exit, _)) = served.await {
+            let _ = tx.send(exit);
+        }
     });
     rx
 }
@@ -845,10 +860,7 @@ async fn stops_while_blocked_in_read(transport: Transport) {
         socket,
     } = ends(transport);
     let stopper = stdio.stopper();
-    let server = on_thread(move || {
-        let exit = serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()));
-        (exit, stdio.stopped_by())
-    });
+    let server = serve_on_thread(stdio, Config::default(), default_tools());
     input
         .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
         .unwrap();
@@ -881,10 +893,8 @@ async fn blocking_loop_stopped_before_it_starts() {
             ..
         } = ends(transport);
         stdio.stopper().stop(libc::SIGINT);
-        let server = on_thread(move || {
-            serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()))
-        });
-        let exit = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
+        let server = serve_on_thread(stdio, Config::default(), default_tools());
+        let (exit, _) = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
         assert!(matches!(exit.unwrap(), Exit::Shutdown), "{transport:?}");
         drop((input, socket));
     }
@@ -912,7 +922,7 @@ async fn stops_while_blocked_in_write(transport: Transport) {
         ..Config::default()
     };
     let stopper = stdio.stopper();
-    let mut server = on_thread(move || serve_blocking(&stdio, &config, Arc::new(default_tools())));
+    let mut server = serve_on_thread(stdio, config, default_tools());
     let writer = std::thread::spawn(move || {
         let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                                       "params": init_params("2025-06-18")});
@@ -944,7 +954,7 @@ async fn stops_while_blocked_in_write(transport: Transport) {
         .unwrap_or_else(|_| panic!("{transport:?}: the blocking loop did not stop within 10 s"))
         .unwrap();
     assert!(
-        matches!(exit.unwrap(), Exit::DrainTimedOut),
+        matches!(exit.0.unwrap(), Exit::DrainTimedOut),
         "{transport:?}"
     );
     drop((output, socket));
@@ -964,9 +974,7 @@ async fn blocking_loop_ends_when_its_output_is_closed() {
             output,
             socket,
         } = ends;
-        let server = on_thread(move || {
-            serve_blocking(&stdio, &Config::default(), Arc::new(default_tools()))
-        });
+        let server = serve_on_thread(stdio, Config::default(), default_tools());
         for i in 0..10 {
             if writeln!(
                 input,
@@ -978,7 +986,10 @@ async fn blocking_loop_ends_when_its_output_is_closed() {
             }
         }
         let exit = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
-        assert!(matches!(exit.unwrap(), Exit::OutputClosed), "{transport:?}");
+        assert!(
+            matches!(exit.0.unwrap(), Exit::OutputClosed),
+            "{transport:?}"
+        );
         drop((input, output, socket));
     }
 }
