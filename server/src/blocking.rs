@@ -134,7 +134,7 @@ impl BlockingStdio {
     /// A loop over `input` and `output`, each a pipe or a socket. A pipe must be an open file
     /// description of its own: a stop makes both non-blocking, and so does the end of serving
     /// for `output` (its last writes are bounded by the grace). A socket gets timeouts
-    /// instead ([`stop_waiting`]). Installs, once per process, the `SIGURG` handler
+    /// instead. Installs, once per process, the `SIGURG` handler
     /// that lets a stop interrupt a blocked call.
     pub fn new(input: File, output: File) -> io::Result<Self> {
         install_interrupt_handler()?;

@@ -1,7 +1,9 @@
-//! `mcp-echo-server` as a library: the stdio MCP server loop, its lifecycle and dispatch, and
+//! `mcp-echo-server` as a library: the stdio MCP server loops, its lifecycle and dispatch, and
 //! the tool registry with the `echo` tool.
 //!
-//! The binary wires [`serve`] to stdin/stdout; tests wire it to an in-memory duplex.
+//! Two loops serve a connection with the same message handling: [`serve_blocking`], which the
+//! binary runs when stdin and stdout are pipes or sockets (plain blocking reads and writes on
+//! its main thread), and the async [`serve`], for anything else and for in-memory tests.
 //! Logs go through `tracing`; the binary sends them to stderr, never stdout.
 
 mod blocking;
