@@ -119,6 +119,12 @@ enum DriverArg {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
+enum StdioArg {
+    Pipes,
+    Socket,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
 enum FloorReplyArg {
     Plain,
     Structured,
@@ -193,6 +199,11 @@ struct BenchCli {
     /// Bench the built-in trivial echo program (the floor) instead of a server.
     #[arg(long)]
     floor: bool,
+
+    /// How the server's stdin and stdout are connected: two pipes (Python, Rust, Go hosts) or
+    /// one end of a Unix socketpair (Node-based hosts: Claude Code, Cursor, Claude Desktop).
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = StdioArg::Pipes)]
+    stdio: StdioArg,
 
     /// The floor's echo reply: the text once (plain), or also in `structuredContent`
     /// (structured), as a tool with an `outputSchema` must answer and mcp-echo-server does.
@@ -468,6 +479,15 @@ fn run_bench(cli: BenchCli) -> u8 {
         FramingArg::Ndjson => Framing::Ndjson,
         FramingArg::ContentLength => Framing::ContentLength,
     };
+    let stdio = match cli.stdio {
+        StdioArg::Pipes => bench::driver::Stdio::Pipes,
+        StdioArg::Socket => bench::driver::Stdio::Socket,
+    };
+    if stdio == bench::driver::Stdio::Socket && matches!(cli.driver, DriverArg::Client) {
+        return usage(
+            "--stdio socket needs the lean driver: the mcp-client library spawns servers on pipes",
+        );
+    }
     let floor_reply = cli.floor.then_some(match cli.floor_reply {
         None | Some(FloorReplyArg::Plain) => bench::floor::Reply::Plain,
         Some(FloorReplyArg::Structured) => bench::floor::Reply::Structured,
@@ -520,6 +540,7 @@ fn run_bench(cli: BenchCli) -> u8 {
         floor: cli.floor,
         floor_reply,
         framing,
+        stdio,
         driver: match cli.driver {
             DriverArg::Lean => DriverKind::Lean,
             DriverArg::Client => DriverKind::Client,

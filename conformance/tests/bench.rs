@@ -224,6 +224,53 @@ fn the_structured_floor_sends_the_echo_servers_reply_byte_for_byte() {
 }
 
 /// `--driver client`: the same cells, every reply checked, through the mcp-client library.
+/// `--stdio socket`: the server's stdin and stdout are one end of a socketpair, as Node-based
+/// hosts connect servers. Every cell, check and EOF figure as over pipes; stdin's end is a
+/// shutdown of the socket's write side, so a server that exits on EOF must see it.
+#[test]
+fn benches_over_a_socket_as_node_hosts_connect() {
+    echo_server();
+    for framing in ["ndjson", "content-length"] {
+        let (done, report) = bench(&["--stdio", "socket", "--framing", framing]);
+        assert_sane(&done, &report, framing, false);
+        assert_eq!(report["stdio"], "socket", "{}", shown(&done));
+    }
+    let (done, report) = bench(&["--floor", "--stdio", "socket"]);
+    assert_sane(&done, &report, "ndjson", true);
+    assert_eq!(report["stdio"], "socket", "{}", shown(&done));
+    let (done, report) = bench(&["--floor"]);
+    assert_eq!(report["stdio"], "pipes", "{}", shown(&done));
+
+    let text = run(&[
+        "bench", "--stdio", "socket", "--runs", "1", "--calls", "50", "--floor",
+    ]);
+    assert_eq!(text.code, 0, "{}", shown(&text));
+    assert!(
+        text.stdout
+            .contains("(ndjson, stdin and stdout on a socket)"),
+        "{}",
+        shown(&text)
+    );
+    let client = run(&["bench", "--stdio", "socket", "--driver", "client"]);
+    assert_eq!(client.code, 2, "{}", shown(&client));
+    assert!(
+        client
+            .stderr
+            .contains("--stdio socket needs the lean driver"),
+        "{}",
+        shown(&client)
+    );
+}
+
+#[test]
+fn a_wrong_text_over_a_socket_fails_the_run() {
+    bench_fails(
+        &lying_server("i", "t[:-1] if i == 7 else t"),
+        &["--stdio", "socket"],
+        "echo mismatch: the reply to id 7",
+    );
+}
+
 #[test]
 fn the_client_library_drives_the_bundled_server_and_the_floor_in_both_framings() {
     echo_server();

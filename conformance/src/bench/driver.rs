@@ -6,10 +6,13 @@
 //! be one that is outstanding and its `result.content[0].text` must be exactly that id's text.
 
 use std::borrow::Cow;
+use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -49,13 +52,35 @@ pub(crate) fn verify(message: impl Into<String>) -> DriveError {
     DriveError::Verify(message.into())
 }
 
-/// One spawned server with non-blocking pipes.
+/// How the server's stdin and stdout are connected to the bench.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stdio {
+    /// Two pipes, as Python, Rust and Go hosts connect their servers.
+    Pipes,
+    /// One end of a Unix socketpair as both stdin and stdout, as Node-based hosts (Claude
+    /// Code, Cursor, Claude Desktop) connect theirs: libuv makes child stdio from socketpairs.
+    Socket,
+}
+
+impl Stdio {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stdio::Pipes => "pipes",
+            Stdio::Socket => "socket",
+        }
+    }
+}
+
+/// One spawned server with non-blocking stdio.
 #[derive(Debug)]
 pub struct Server {
     child: Child,
     pid: u32,
-    stdin: Option<ChildStdin>,
-    stdout: ChildStdout,
+    /// Our end of the server's stdin: a pipe, or a duplicate of our socket.
+    stdin: Option<File>,
+    /// Our end of the server's stdout: a pipe, or our socket.
+    stdout: File,
+    stdio: Stdio,
     framing: Framing,
     wait: Duration,
     buf: Vec<u8>,
@@ -365,13 +390,19 @@ pub fn check_reply(frame: &[u8], payload: usize) -> Result<Incoming, DriveError>
 }
 
 impl Server {
-    /// Spawns `target` (in its own process group) with piped stdin/stdout; stderr is discarded.
-    pub fn spawn(target: &Target, framing: Framing, wait: Duration) -> Result<Server, DriveError> {
+    /// Spawns `target` (in its own process group) with its stdin/stdout connected as `stdio`
+    /// says; stderr is discarded.
+    pub fn spawn(
+        target: &Target,
+        framing: Framing,
+        stdio: Stdio,
+        wait: Duration,
+    ) -> Result<Server, DriveError> {
+        let start =
+            |e: std::io::Error| DriveError::Start(format!("cannot connect the server: {e}"));
         let mut cmd = Command::new(&target.program);
         cmd.args(&target.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::process::Stdio::null())
             .process_group(0);
         for (k, v) in &target.env {
             cmd.env(k, v);
@@ -379,15 +410,44 @@ impl Server {
         if let Some(dir) = &target.cwd {
             cmd.current_dir(dir);
         }
-        let mut child = cmd
-            .spawn()
+        let socket = match stdio {
+            Stdio::Pipes => {
+                cmd.stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped());
+                None
+            }
+            Stdio::Socket => {
+                let (ours, theirs) = UnixStream::pair().map_err(start)?;
+                let theirs_out = theirs.try_clone().map_err(start)?;
+                cmd.stdin(OwnedFd::from(theirs))
+                    .stdout(OwnedFd::from(theirs_out));
+                Some(ours)
+            }
+        };
+        let spawned = cmd.spawn();
+        // The command holds our copies of the server's socket end: with them open, the
+        // server would never see its input end.
+        drop(cmd);
+        let mut child = spawned
             .map_err(|e| DriveError::Start(format!("cannot start {}: {e}", target.display())))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(DriveError::Start(
-                "stdin/stdout pipes were not created".into(),
-            ));
+        let (stdin, stdout) = match socket {
+            Some(ours) => (
+                File::from(OwnedFd::from(ours.try_clone().map_err(start)?)),
+                File::from(OwnedFd::from(ours)),
+            ),
+            None => match (child.stdin.take(), child.stdout.take()) {
+                (Some(stdin), Some(stdout)) => (
+                    File::from(OwnedFd::from(stdin)),
+                    File::from(OwnedFd::from(stdout)),
+                ),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(DriveError::Start(
+                        "stdin/stdout pipes were not created".into(),
+                    ));
+                }
+            },
         };
         let pid = child.id();
         let server = Server {
@@ -395,6 +455,7 @@ impl Server {
             pid,
             stdin: Some(stdin),
             stdout,
+            stdio,
             framing,
             wait,
             buf: vec![0; 1 << 16],
@@ -472,8 +533,16 @@ impl Server {
     }
 
     /// Closes the server's stdin (after the queued bytes are written: call when `!writing()`).
+    /// A socket's write side is shut down: closing our duplicate alone would not end it.
     pub fn close_stdin(&mut self) {
-        self.stdin = None;
+        if let Some(stdin) = self.stdin.take() {
+            if self.stdio == Stdio::Socket {
+                let _ = nix::sys::socket::shutdown(
+                    std::os::fd::AsRawFd::as_raw_fd(&stdin),
+                    nix::sys::socket::Shutdown::Write,
+                );
+            }
+        }
     }
 
     /// Makes progress: writes queued bytes and reads what the server wrote, waiting (at most
@@ -648,7 +717,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        self.stdin = None;
+        self.close_stdin();
         if self.exited_at.is_none() {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return;
@@ -767,13 +836,18 @@ mod tests {
     }
 
     /// `cat` as the server: what the driver queues comes back byte for byte, so each framing's
-    /// request is checked whole (its Content-Length against its body, its JSON, its text).
+    /// request is checked whole (its Content-Length against its body, its JSON, its text), over
+    /// pipes and over a socket.
     #[test]
     fn queued_calls_are_exact_frames_in_both_framings() {
-        for framing in [Framing::Ndjson, Framing::ContentLength] {
+        let both = [Stdio::Pipes, Stdio::Socket];
+        for (stdio, framing) in both
+            .into_iter()
+            .flat_map(|s| [(s, Framing::Ndjson), (s, Framing::ContentLength)])
+        {
             let target = Target::new("cat", "cat", Vec::new());
-            let mut server = Server::spawn(&target, framing, Duration::from_secs(10))
-                .unwrap_or_else(|e| panic!("cat: {e}"));
+            let mut server = Server::spawn(&target, framing, stdio, Duration::from_secs(10))
+                .unwrap_or_else(|e| panic!("cat over {stdio:?}: {e}"));
             let cases = [(1u64, 64usize), (12, 5000), (123_456, 3), (9, 70_000)];
             for &(id, payload) in &cases {
                 server.queue_call(id, payload);

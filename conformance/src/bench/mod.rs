@@ -36,6 +36,8 @@ pub struct BenchConfig {
     /// The floor's echo reply; `None` when benching a server.
     pub floor_reply: Option<floor::Reply>,
     pub framing: Framing,
+    /// How the server's stdin and stdout are connected (the lean driver only).
+    pub stdio: driver::Stdio,
     /// What makes the calls: the lean driver (the default) or the client library.
     pub driver: DriverKind,
     pub calls: usize,
@@ -412,7 +414,7 @@ fn run_once(config: &BenchConfig, run: usize) -> Result<RunResult, DriveError> {
 /// to the reply.
 fn start(config: &BenchConfig) -> Result<(Server, f64), DriveError> {
     let spawned = Instant::now();
-    let mut server = Server::spawn(&config.target, config.framing, config.wait)?;
+    let mut server = Server::spawn(&config.target, config.framing, config.stdio, config.wait)?;
     let init = format!(
         r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{BENCH_VERSION}","capabilities":{{}},"clientInfo":{{"name":"mcp-conformance-bench","version":"{}"}}}}}}"#,
         env!("CARGO_PKG_VERSION")

@@ -15,6 +15,7 @@
 //!   "runs": 3,
 //!   "warmup": 1,                                    // unmeasured starts before the runs
 //!   "driver": "lean",                               // or "client" (the mcp-client library)
+//!   "stdio": "pipes",                               // or "socket" (--stdio socket)
 //!   "results": [
 //!     {"payload": 64, "window": 1,
 //!      "p50Us": S, "p99Us": S, "meanUs": S, "callsPerSec": S,
@@ -92,6 +93,7 @@ pub fn json(config: &BenchConfig, runs: &[RunResult]) -> Value {
         "runs": runs.len(),
         "warmup": config.warmup,
         "driver": config.driver.name(),
+        "stdio": config.stdio.name(),
         "results": results,
         "startMs": top(&|r| Some(r.start_ms)),
         "peakRssKiB": top(&|r| r.peak_rss_kib),
@@ -124,9 +126,13 @@ fn fmt(s: Option<Spread>, decimals: usize) -> String {
 pub fn text(config: &BenchConfig, runs: &[RunResult]) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "bench {} ({}{}), {} run(s): {} pipelined / {} sequential calls per cell; median (min–max)\n\n",
+        "bench {} ({}{}{}), {} run(s): {} pipelined / {} sequential calls per cell; median (min–max)\n\n",
         config.label,
         framing_name(config.framing),
+        match config.stdio {
+            super::driver::Stdio::Pipes => "",
+            super::driver::Stdio::Socket => ", stdin and stdout on a socket",
+        },
         match config.driver {
             DriverKind::Lean => "",
             DriverKind::Client => ", calls made through the mcp-client library",
