@@ -222,13 +222,14 @@ pub fn serve_blocking(
         }
         if outstanding.load(Ordering::Acquire) > 0 {
             // A task may finish while we wait: wait for it or for input.
-            match wait_readable(&stdio.input, &stdio.wake_rx, None)? {
-                Ready::Wake => {
+            match wait_readable(&[&stdio.wake_rx, &stdio.input], None)? {
+                Some(0) => {
                     drain_wake(&stdio.wake_rx);
                     continue;
                 }
-                Ready::Input => {}
-                Ready::TimedOut => continue,
+                Some(_) => {}
+                // Interrupted: look at the stop flag.
+                None => continue,
             }
         } else if !rx.is_empty() {
             // The last task finished after the queue was emptied above.
@@ -296,9 +297,12 @@ pub fn serve_blocking(
         if outstanding.load(Ordering::Acquire) == 0 && rx.is_empty() {
             break true;
         }
-        match wait_readable(&stdio.wake_rx, &stdio.wake_rx, Some(deadline))? {
-            Ready::TimedOut => break false,
-            Ready::Wake | Ready::Input => drain_wake(&stdio.wake_rx),
+        match wait_readable(&[&stdio.wake_rx], Some(deadline))? {
+            Some(_) => drain_wake(&stdio.wake_rx),
+            // Interrupted (a stop during an EOF drain sends SIGURG): only the deadline ends
+            // the wait.
+            None if Instant::now() < deadline => {}
+            None => break false,
         }
     };
     let result = if drained {
@@ -348,7 +352,7 @@ impl Input<'_> {
                     Got::Stopped
                 } else {
                     // Not ours to make non-blocking: wait as a blocking read would.
-                    match wait_readable(self.file, self.file, None) {
+                    match wait_readable(&[self.file], None) {
                         Ok(_) => Got::Again,
                         Err(e) => Got::Failed(e),
                     }
@@ -534,26 +538,19 @@ impl Drop for Done {
     }
 }
 
-enum Ready {
-    Input,
-    Wake,
-    TimedOut,
-}
-
-/// Waits until `input` or `wake` is readable (or hung up), or `deadline` passes.
-fn wait_readable(input: &File, wake: &File, deadline: Option<Instant>) -> io::Result<Ready> {
-    let mut fds = [
-        PollFd::new(input.as_fd(), PollFlags::POLLIN),
-        PollFd::new(wake.as_fd(), PollFlags::POLLIN),
-    ];
+/// Waits until one of `files` is readable (or hung up): the index of the first that is.
+/// `None` if `deadline` passed or a signal interrupted the wait (the caller decides which
+/// matters).
+fn wait_readable(files: &[&File], deadline: Option<Instant>) -> io::Result<Option<usize>> {
+    let mut fds: Vec<PollFd<'_>> = files
+        .iter()
+        .map(|f| PollFd::new(f.as_fd(), PollFlags::POLLIN))
+        .collect();
     match poll(&mut fds, timeout(deadline)) {
-        Ok(0) => Ok(Ready::TimedOut),
-        Ok(_) => {
-            let woke = fds[1].revents().is_some_and(|r| !r.is_empty());
-            Ok(if woke { Ready::Wake } else { Ready::Input })
-        }
-        // A signal: the caller looks at the stop flag and comes back.
-        Err(nix::errno::Errno::EINTR) => Ok(Ready::TimedOut),
+        Ok(0) | Err(nix::errno::Errno::EINTR) => Ok(None),
+        Ok(_) => Ok(fds
+            .iter()
+            .position(|fd| fd.revents().is_some_and(|r| !r.is_empty()))),
         Err(e) => Err(e.into()),
     }
 }

@@ -900,6 +900,72 @@ async fn blocking_loop_stopped_before_it_starts() {
     }
 }
 
+/// Signals that land while the loop waits, after EOF, for a tool call still running do not cut
+/// the grace short: the call is answered. (A stop's `SIGURG`, or any signal, interrupts that
+/// wait; here `SIGURG` is sent to the serving thread every 10 ms of it, then the stop comes.)
+#[tokio::test]
+async fn blocking_loop_interrupted_during_its_eof_drain_still_answers() {
+    use std::io::{Read, Write};
+    for transport in TRANSPORTS {
+        let Ends {
+            stdio,
+            mut input,
+            mut output,
+            socket,
+        } = ends(transport);
+        let stopper = stdio.stopper();
+        let mut tools = default_tools();
+        tools.register(Sleep::new()).unwrap();
+        let (thread_tx, thread_rx) = std::sync::mpsc::channel();
+        let (done, server) = oneshot::channel();
+        std::thread::spawn(move || {
+            let _ = thread_tx.send(nix::sys::pthread::pthread_self());
+            let exit = serve_blocking(&stdio, &Config::default(), Arc::new(tools));
+            let _ = done.send((exit, stdio.stopped_by()));
+        });
+        let thread = thread_rx.recv().unwrap();
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                          "params": init_params("2025-06-18")});
+        writeln!(input, "{init}").unwrap();
+        writeln!(
+            input,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
+        writeln!(input, "{}", sleep_call(json!("slow"), 400)).unwrap();
+        match &socket {
+            Some(socket) => socket.shutdown(std::net::Shutdown::Write).unwrap(),
+            None => drop(input),
+        }
+        // The loop reads the call and EOF, then waits for the sleeping call.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        for _ in 0..20 {
+            nix::sys::pthread::pthread_kill(thread, nix::sys::signal::Signal::SIGURG).unwrap();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stopper.stop(libc::SIGTERM);
+        let (exit, stopped_by) = tokio::time::timeout(WAIT, server)
+            .await
+            .unwrap_or_else(|_| panic!("{transport:?}: the blocking loop did not end"))
+            .unwrap();
+        assert!(
+            matches!(exit.as_ref().unwrap(), Exit::InputClosed),
+            "{transport:?}: {exit:?}"
+        );
+        assert_eq!(stopped_by, Some(libc::SIGTERM));
+        let mut rest = String::new();
+        output.read_to_string(&mut rest).unwrap();
+        let replies: Vec<Value> = rest
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(replies.len(), 2, "{transport:?}: {rest}");
+        assert_eq!(replies[1]["id"], "slow", "{transport:?}: {rest}");
+        assert_eq!(replies[1]["result"]["content"][0]["text"], "slept 400");
+    }
+}
+
 /// A client that stops reading blocks the loop in `write(2)`; a stop still ends it, after the
 /// grace, as [`Exit::DrainTimedOut`].
 #[tokio::test]
