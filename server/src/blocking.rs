@@ -36,11 +36,11 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::pthread::{pthread_self, Pthread};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
-use tokio_util::codec::{Decoder, Encoder};
+use tokio_util::codec::Decoder;
 
 use crate::config::Config;
 use crate::connection::{give_up, lock, log_end, Connection, InFlight, Spawn};
-use crate::serve::{Exit, OUTPUT_CAPACITY, WRITE_AT};
+use crate::serve::{Exit, Replies, WRITE_AT};
 use crate::session::{ServerInfo, Session};
 use crate::tools::ToolRegistry;
 
@@ -183,8 +183,7 @@ pub fn serve_blocking(
         .with_max_header_bytes(config.max_header_bytes);
     let mut out = Output {
         file: &stdio.output,
-        codec: codec.clone(),
-        buf: BytesMut::with_capacity(OUTPUT_CAPACITY),
+        replies: Replies::new(codec.clone()),
     };
     let mut input = Input {
         file: &stdio.input,
@@ -253,7 +252,7 @@ pub fn serve_blocking(
                 Ok(None) => break,
                 Err(e) => break 'serve Exit::ReadFailed(e),
             }
-            if out.buf.len() >= WRITE_AT {
+            if out.replies.buf.len() >= WRITE_AT {
                 match out.write_all(shared)? {
                     Written::All => {}
                     Written::Stopped => break 'serve Exit::Shutdown,
@@ -371,11 +370,10 @@ impl Input<'_> {
     }
 }
 
-/// The output side: replies are encoded into `buf` as they are made and written in bursts.
+/// The output side of the blocking loop.
 struct Output<'a> {
     file: &'a File,
-    codec: StdioCodec,
-    buf: BytesMut,
+    replies: Replies,
 }
 
 enum Written {
@@ -386,16 +384,16 @@ enum Written {
 
 impl Output<'_> {
     fn encode(&mut self, reply: Outgoing) -> io::Result<()> {
-        self.codec.encode(reply, &mut self.buf)
+        self.replies.encode(reply)
     }
 
     /// Writes the whole buffer, blocking while the client is slow to read (that is the
     /// back-pressure); a stop ends the wait, and what is left is written within the grace.
     fn write_all(&mut self, shared: &Shared) -> io::Result<Written> {
-        while !self.buf.is_empty() {
-            match self.file.write(&self.buf) {
+        while !self.replies.buf.is_empty() {
+            match self.file.write(&self.replies.buf) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.buf.advance(n),
+                Ok(n) => self.replies.buf.advance(n),
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(Written::Closed),
                 Err(e)
                     if matches!(
@@ -413,17 +411,17 @@ impl Output<'_> {
                 Err(e) => return Err(e),
             }
         }
-        self.reclaim();
+        self.replies.written();
         Ok(Written::All)
     }
 
     /// Writes the whole buffer by `deadline` (the output is non-blocking by then): `false`
     /// if the client did not take it in time.
     fn write_by(&mut self, deadline: Instant) -> io::Result<bool> {
-        while !self.buf.is_empty() {
-            match self.file.write(&self.buf) {
+        while !self.replies.buf.is_empty() {
+            match self.file.write(&self.replies.buf) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.buf.advance(n),
+                Ok(n) => self.replies.buf.advance(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if !wait_writable(self.file, Some(deadline))? {
@@ -433,15 +431,8 @@ impl Output<'_> {
                 Err(e) => return Err(e),
             }
         }
-        self.reclaim();
+        self.replies.written();
         Ok(true)
-    }
-
-    /// Empty now: taking the space back moves nothing, while a reserve in the middle of the
-    /// next burst would move that burst's replies to the front.
-    fn reclaim(&mut self) {
-        self.buf.reserve(OUTPUT_CAPACITY);
-        tracing::trace!("flushed replies");
     }
 }
 

@@ -54,7 +54,7 @@ pub enum Exit {
 pub(crate) const WRITE_AT: usize = 2 * 1024;
 
 /// The output buffer's capacity, kept across writes: a 16 KiB echo's reply fits.
-pub(crate) const OUTPUT_CAPACITY: usize = 64 * 1024;
+const OUTPUT_CAPACITY: usize = 64 * 1024;
 
 /// Serves one MCP connection over `input`/`output` until input ends, `shutdown` completes, or
 /// the output is closed. Returns `Err` only if writing fails for a reason other than a closed
@@ -78,8 +78,7 @@ where
     let mut reader = FramedRead::with_capacity(input, RawCodec(codec.clone()), 64 * 1024);
     let mut out = Output {
         io: output,
-        codec,
-        buf: BytesMut::with_capacity(OUTPUT_CAPACITY),
+        replies: Replies::new(codec),
     };
     // Replies of tool calls that ran in their own task.
     let (tx, mut rx) = mpsc::channel::<Outgoing>(config.outgoing_queue.max(1));
@@ -96,7 +95,7 @@ where
             () = &mut shutdown => break Exit::Shutdown,
             Some(reply) = rx.recv() => {
                 out.encode(reply)?;
-                while out.buf.len() < WRITE_AT {
+                while out.replies.buf.len() < WRITE_AT {
                     match rx.try_recv() {
                         Ok(reply) => out.encode(reply)?,
                         Err(_) => break,
@@ -117,7 +116,7 @@ where
                             }
                         }
                     }
-                    if out.buf.len() >= WRITE_AT {
+                    if out.replies.buf.len() >= WRITE_AT {
                         break None;
                     }
                     match reader.next().now_or_never() {
@@ -170,31 +169,55 @@ where
     }
 }
 
-/// The output side: replies are encoded into `buf` as they are made and written in bursts.
+/// Replies waiting to be written, shared by both loops: encoded into `buf` as they are made,
+/// written in bursts.
+pub(crate) struct Replies {
+    codec: StdioCodec,
+    pub(crate) buf: BytesMut,
+}
+
+impl Replies {
+    pub(crate) fn new(codec: StdioCodec) -> Self {
+        Replies {
+            codec,
+            buf: BytesMut::with_capacity(OUTPUT_CAPACITY),
+        }
+    }
+
+    pub(crate) fn encode(&mut self, reply: Outgoing) -> io::Result<()> {
+        self.codec.encode(reply, &mut self.buf)
+    }
+
+    /// After the buffer was written whole. Empty now: taking the space back moves nothing,
+    /// while a reserve in the middle of the next burst would move that burst's replies to
+    /// the front.
+    pub(crate) fn written(&mut self) {
+        self.buf.reserve(OUTPUT_CAPACITY);
+        tracing::trace!("flushed replies");
+    }
+}
+
+/// The output side of the async loop.
 struct Output<W> {
     io: W,
-    codec: StdioCodec,
-    buf: BytesMut,
+    replies: Replies,
 }
 
 impl<W: AsyncWrite + Unpin> Output<W> {
     fn encode(&mut self, reply: Outgoing) -> io::Result<()> {
-        self.codec.encode(reply, &mut self.buf)
+        self.replies.encode(reply)
     }
 
     /// Writes the whole buffer and flushes. Cancel-safe: what was written is gone from `buf`,
     /// the rest stays for the next call.
     async fn write_all(&mut self) -> io::Result<()> {
-        while !self.buf.is_empty() {
-            if self.io.write_buf(&mut self.buf).await? == 0 {
+        while !self.replies.buf.is_empty() {
+            if self.io.write_buf(&mut self.replies.buf).await? == 0 {
                 return Err(io::ErrorKind::WriteZero.into());
             }
         }
         self.io.flush().await?;
-        // Empty now: taking the space back moves nothing, while a reserve in the middle of
-        // the next burst would move that burst's replies to the front.
-        self.buf.reserve(OUTPUT_CAPACITY);
-        tracing::trace!("flushed replies");
+        self.replies.written();
         Ok(())
     }
 }
