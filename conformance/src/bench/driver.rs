@@ -417,11 +417,16 @@ impl Server {
                 None
             }
             Stdio::Socket => {
+                // Every descriptor made before the spawn, so no failure leaves a child behind.
                 let (ours, theirs) = UnixStream::pair().map_err(start)?;
                 let theirs_out = theirs.try_clone().map_err(start)?;
+                let ours_in = ours.try_clone().map_err(start)?;
                 cmd.stdin(OwnedFd::from(theirs))
                     .stdout(OwnedFd::from(theirs_out));
-                Some(ours)
+                Some((
+                    File::from(OwnedFd::from(ours_in)),
+                    File::from(OwnedFd::from(ours)),
+                ))
             }
         };
         let spawned = cmd.spawn();
@@ -431,10 +436,7 @@ impl Server {
         let mut child = spawned
             .map_err(|e| DriveError::Start(format!("cannot start {}: {e}", target.display())))?;
         let (stdin, stdout) = match socket {
-            Some(ours) => (
-                File::from(OwnedFd::from(ours.try_clone().map_err(start)?)),
-                File::from(OwnedFd::from(ours)),
-            ),
+            Some(ends) => ends,
             None => match (child.stdin.take(), child.stdout.take()) {
                 (Some(stdin), Some(stdout)) => (
                     File::from(OwnedFd::from(stdin)),
