@@ -3,18 +3,25 @@
 //!
 //! 1. The same outcome: both accept or both refuse, with the same error, word for word.
 //! 2. The same messages, once the server's params are turned back into `Value`s.
-//! 3. A `tools/call` read into parts becomes typed params (`into_call`) exactly when
+//! 3. The same result with and without the fast path (`ServerParams::scan`).
+//! 4. A `tools/call` read into parts becomes typed params (`into_call`) exactly when
 //!    `from_value::<CallToolParams>` accepts the reference's params, and into the same ones.
 
 use mcp_echo_server::ServerParams;
 use mcp_protocol::mcp::CallToolParams;
-use mcp_protocol::{parse, parse_as, Incoming, Message, Notification, Request};
+use mcp_protocol::{parse, parse_as, parse_with_serde, Incoming, Message, Notification, Request};
 use serde_json::Value;
 
 /// Runs every check on `data`. Panics on a violated invariant.
 pub fn run(data: &[u8]) {
     let reference = parse(data);
     let ours = parse_as::<ServerParams>(data);
+    assert_eq!(
+        format!("{ours:?}"),
+        format!("{:?}", parse_with_serde::<ServerParams>(data)),
+        "ServerParams: the fast path and serde_json's path differ on {}",
+        data.escape_ascii()
+    );
     let (reference, ours) = match (reference, ours) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(a), Err(b)) => {

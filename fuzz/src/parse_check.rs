@@ -12,9 +12,12 @@
 //!    member.
 //! 5. The error response the server would send for a bad frame is itself a valid response
 //!    carrying the frame's id.
+//! 6. The fast path (`mcp_protocol::scan`) changes nothing: `parse` gives exactly what
+//!    `parse_with_serde`, serde_json's path alone, gives, errors word for word.
 
 use mcp_protocol::{
-    parse, ErrorCode, FrameError, Incoming, InvalidMessage, Message, Outgoing, Response,
+    parse, parse_with_serde, ErrorCode, FrameError, Incoming, InvalidMessage, Message, Outgoing,
+    Response,
 };
 use serde_json::Value;
 
@@ -34,6 +37,14 @@ pub const KNOWN_BUG_SHAPE_BEFORE_SYNTAX: bool = false;
 pub fn run(data: &[u8]) {
     let result = parse(data);
     let value = serde_json::from_slice::<Value>(data);
+
+    // 6. The fast path against serde_json's.
+    assert_eq!(
+        format!("{result:?}"),
+        format!("{:?}", parse_with_serde::<Value>(data)),
+        "the fast path and serde_json's path differ on {}",
+        data.escape_ascii()
+    );
 
     // 1. Only the two wire classes, mapped to their codes.
     if let Err(e) = &result {

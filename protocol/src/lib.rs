@@ -8,17 +8,22 @@
 //! * [`error`]: [`ErrorCode`], [`ErrorObject`] and the per-frame [`FrameError`], mapped to wire
 //!   codes in exactly one place ([`FrameError::to_error_object`]).
 //! * [`mcp`]: protocol versions, method names and the MCP types an echo server needs.
+//! * [`scan`]: [`parse`]'s fast path for requests and notifications, and the [`Scanner`]
+//!   that [`Params`] types read their params with on it.
 //! * [`codec`]: one tokio-util [`StdioCodec`] for newline-delimited JSON (the spec's stdio
 //!   framing), LSP-style `Content-Length` framing, and auto-detection of the two.
 
 pub mod codec;
 pub mod error;
+mod escape;
 pub mod mcp;
 pub mod message;
+pub mod scan;
 
 pub use crate::codec::{Framing, FramingMode, StdioCodec};
 pub use crate::error::{ErrorCode, ErrorObject, FrameError, InvalidMessage};
 pub use crate::message::{
-    parse, parse_as, Incoming, Message, Notification, Outgoing, Params, ParamsType, Request,
-    RequestId, Response,
+    parse, parse_as, parse_with_serde, Incoming, Message, Notification, Outgoing, Params,
+    ParamsType, Request, RequestId, Response,
 };
+pub use crate::scan::Scanner;

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::error::{ErrorObject, FrameError, InvalidMessage};
 use crate::mcp::CallToolResult;
+use crate::scan::Scanner;
 
 /// A request id: a string or an integer (MCP forbids `null`; JSON-RPC discourages fractions).
 ///
@@ -364,6 +365,14 @@ pub trait Params: Sized {
     /// from [`Params::json_type`] by the parser, or by whoever handles the method.
     fn read<'de, A: MapAccess<'de>>(method: Option<&Value>, map: &mut A) -> Result<Self, A::Error>;
 
+    /// Reads an object or array params value on [`parse_as`]'s fast path ([`crate::scan`]),
+    /// with the same result as [`Params::read`]; `None` leaves the frame to the serde path.
+    /// The default always does.
+    fn scan(method: Option<&str>, scanner: &mut Scanner<'_>) -> Option<Self> {
+        let _ = (method, scanner);
+        None
+    }
+
     /// The JSON type read: params must be an object, an array or null.
     fn json_type(&self) -> ParamsType;
 }
@@ -384,6 +393,10 @@ impl Params for Value {
         map: &mut A,
     ) -> Result<Self, A::Error> {
         map.next_value()
+    }
+
+    fn scan(_method: Option<&str>, scanner: &mut Scanner<'_>) -> Option<Self> {
+        scanner.value()
     }
 
     fn json_type(&self) -> ParamsType {
@@ -619,7 +632,21 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, FrameError> {
 }
 
 /// [`parse`], with the params kept as `P` ([`Params`]): the same checks, errors and results.
+///
+/// Requests and notifications as SDKs write them are read on a fast path ([`crate::scan`]);
+/// anything it does not read is left to serde_json ([`parse_with_serde`]), with the same
+/// result.
 pub fn parse_as<P: Params>(bytes: &[u8]) -> Result<Incoming<P>, FrameError> {
+    parse_text(bytes, true)
+}
+
+/// [`parse_as`] without its fast path: every frame read by serde_json. The reference that
+/// tests and the fuzzer hold the fast path to.
+pub fn parse_with_serde<P: Params>(bytes: &[u8]) -> Result<Incoming<P>, FrameError> {
+    parse_text(bytes, false)
+}
+
+fn parse_text<P: Params>(bytes: &[u8], fast: bool) -> Result<Incoming<P>, FrameError> {
     // RFC 8259 §8.1: JSON text is UTF-8. Checked for the whole frame, because serde_json does
     // not look inside the members it skips; then it need not check each string again.
     let text = match std::str::from_utf8(bytes) {
@@ -636,6 +663,11 @@ pub fn parse_as<P: Params>(bytes: &[u8]) -> Result<Incoming<P>, FrameError> {
         }
     };
     let first = text.bytes().find(|b| !b.is_ascii_whitespace());
+    if fast && first == Some(b'{') {
+        if let Some(message) = crate::scan::message(text) {
+            return Ok(Incoming::Single(message));
+        }
+    }
     if first == Some(b'[') {
         let items: Vec<Value> = serde_json::from_str(text).map_err(|e| classify(e, text))?;
         if items.is_empty() {

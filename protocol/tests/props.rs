@@ -8,6 +8,8 @@
 //!   `Content-Length` streams); the buffer stays within `max_message + max_header`.
 //! * Parser: any bytes and generated JSON (message-shaped or not, batches) are classified
 //!   consistently with serde_json, and every parsed message round-trips with its id intact.
+//!   The fast path gives what serde_json's path gives, on that and on message text written
+//!   token by token (`support/json_text.rs`).
 //! * Encoder: messages, batches and typed tool results are written as serde_json's text in
 //!   their frame, and decode back frame by frame.
 #![allow(clippy::unwrap_used)]
@@ -20,6 +22,9 @@ mod codec_check;
 
 #[path = "../../fuzz/src/parse_check.rs"]
 mod parse_check;
+
+#[path = "support/json_text.rs"]
+mod json_text;
 
 use bytes::BytesMut;
 use codec_check::{Expect, Scenario};
@@ -200,6 +205,14 @@ proptest! {
     #[test]
     fn parse_invariants_on_messages(body in arb_body()) {
         parse_check::run(&body);
+    }
+
+    /// Message text written token by token (escapes, whitespace, member order, numbers the
+    /// fast path leaves to serde_json): every invariant, including that the fast path gives
+    /// what serde_json's path gives.
+    #[test]
+    fn parse_invariants_on_message_text(text in json_text::message()) {
+        parse_check::run(text.as_bytes());
     }
 
     /// Any JSON value parses to something that is not a -32700.

@@ -2,13 +2,14 @@
 //! for `tools/call`, whose params object is read in the parser's own pass straight into its
 //! parts (`name`, `arguments`, the rest). The commonest request then builds no map for its
 //! params, allocates no key strings for them and needs no `from_value` walk to become
-//! [`CallToolParams`] (BENCHMARKS.md). Anything unusual about the params is turned back into
+//! [`CallToolParams`] (BENCHMARKS.md). The parser's fast path ([`mcp_protocol::scan`]) reads
+//! them into the same parts. Anything unusual about the params is turned back into
 //! the `Value` they would have been, so every error is worded as before.
 
 use std::fmt;
 
 use mcp_protocol::mcp::{methods, CallToolParams};
-use mcp_protocol::{Params, ParamsType};
+use mcp_protocol::{Params, ParamsType, Scanner};
 use serde::de::value::SeqAccessDeserializer;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -98,6 +99,25 @@ impl Params for ServerParams {
         } else {
             map.next_value().map(ServerParams::Value)
         }
+    }
+
+    fn scan(method: Option<&str>, s: &mut Scanner<'_>) -> Option<Self> {
+        if method != Some(methods::TOOLS_CALL) || s.peek() != Some(b'{') {
+            return s.value().map(ServerParams::Value);
+        }
+        let mut parts = ToolCallParts::default();
+        s.object(|key, s| {
+            let value = s.value()?;
+            match &*key {
+                "name" => parts.name = Some(value),
+                "arguments" => parts.arguments = Some(value),
+                _ => {
+                    parts.rest.insert(key.into_owned(), value);
+                }
+            }
+            Some(())
+        })?;
+        Some(ServerParams::ToolCall(parts))
     }
 
     fn json_type(&self) -> ParamsType {
