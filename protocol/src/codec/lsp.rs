@@ -43,6 +43,13 @@ impl HeaderDecoder {
         loop {
             match *self {
                 HeaderDecoder::Header => {
+                    if let Some((len, end)) = plain_header(src) {
+                        if len <= max && end <= max_header {
+                            src.advance(end);
+                            *self = HeaderDecoder::Body(len);
+                            continue;
+                        }
+                    }
                     // Whitespace between frames (a stray "\r\n" after a body) is not a header.
                     let blank = src.iter().take_while(|b| b.is_ascii_whitespace()).count();
                     src.advance(blank);
@@ -177,6 +184,23 @@ fn unknown_first_line(src: &mut BytesMut, max_header: usize) -> Option<RawFrame>
     let text = format!("a line that is not a frame header: \"{}\"", snippet(line));
     src.advance(nl + 1);
     Some(Err(FrameError::NotAMessage(text)))
+}
+
+/// The header block every client writes, `Content-Length: N\r\n\r\n`, read without the
+/// general parser below (a quarter of a 64 B echo's decoding): its length and size. `None`
+/// for anything else, which that parser reads, with the same result for this form.
+fn plain_header(src: &[u8]) -> Option<(usize, usize)> {
+    const NAME: &[u8] = b"Content-Length: ";
+    let digits = src.strip_prefix(NAME)?;
+    let count = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+    // Up to 19 digits cannot overflow a u64; a longer count is the general parser's to refuse.
+    if count == 0 || count > 19 || digits.get(count..count + 4)? != b"\r\n\r\n" {
+        return None;
+    }
+    let len = digits[..count]
+        .iter()
+        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+    Some((usize::try_from(len).ok()?, NAME.len() + count + 4))
 }
 
 /// The index just past the empty line that ends a header block, if there is one.
@@ -382,14 +406,83 @@ mod tests {
 
     /// Decodes everything in `input` (lenient unless `strict`), as items.
     fn decode_all(input: &[u8], strict: bool) -> Vec<RawFrame> {
+        decode_with(input, strict, 1 << 20, 8192)
+    }
+
+    fn decode_with(input: &[u8], strict: bool, max: usize, max_header: usize) -> Vec<RawFrame> {
         let mut decoder = HeaderDecoder::default();
         let mut src = BytesMut::from(input);
         let mut out = Vec::new();
-        while let Some(item) = decoder.decode(&mut src, 1 << 20, 8192, strict) {
+        while let Some(item) = decoder.decode(&mut src, max, max_header, strict) {
             out.push(item);
         }
         out.extend(decoder.decode_eof(&mut src));
         out
+    }
+
+    #[test]
+    fn the_plain_header_is_read_as_the_general_parser_reads_it() {
+        // A blank line first makes the decoder skip it and parse the block the general way.
+        let general = |input: &[u8], strict, max, max_header| {
+            let mut blank = b"\r\n".to_vec();
+            blank.extend_from_slice(input);
+            decode_with(&blank, strict, max, max_header)
+        };
+        let cases: [(&[u8], usize, usize); 13] = [
+            (b"Content-Length: 2\r\n\r\n{}", 1 << 20, 8192),
+            (b"Content-Length: 0\r\n\r\n", 1 << 20, 8192),
+            (b"Content-Length: 007\r\n\r\n1234567", 1 << 20, 8192),
+            (b"Content-Length: 5\r\n\r\n12345", 5, 8192),
+            (b"Content-Length: 5\r\n\r\n12345", 4, 8192),
+            (b"Content-Length: 2\r\n\r\n{}", 1 << 20, 21),
+            (b"Content-Length: 2\r\n\r\n{}", 1 << 20, 20),
+            (
+                b"Content-Length: 1234567890123456789\r\n\r\n",
+                1 << 20,
+                8192,
+            ),
+            (
+                b"Content-Length: 12345678901234567890\r\n\r\n",
+                1 << 20,
+                8192,
+            ),
+            (b"Content-Length: 3\r\n\r\n{}", 1 << 20, 8192),
+            (b"Content-Length: 2\r\n\r", 1 << 20, 8192),
+            (b"Content-Length: 2 \r\n\r\n{}", 1 << 20, 8192),
+            (
+                b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
+                1 << 20,
+                8192,
+            ),
+        ];
+        for (input, max, max_header) in cases {
+            for strict in [false, true] {
+                let fast = decode_with(input, strict, max, max_header);
+                assert_eq!(
+                    fast,
+                    general(input, strict, max, max_header),
+                    "{}",
+                    input.escape_ascii()
+                );
+            }
+        }
+        // The limits hold on the plain header too: its 21 bytes, and the body's size.
+        let header_error = decode_with(b"Content-Length: 2\r\n\r\n{}", false, 1 << 20, 20);
+        assert!(
+            matches!(&header_error[..], [Err(FrameError::Header(_)), ..]),
+            "{header_error:?}"
+        );
+        let too_large = decode_with(b"Content-Length: 5\r\n\r\n12345", false, 4, 8192);
+        assert!(
+            matches!(
+                &too_large[..],
+                [Err(FrameError::TooLarge {
+                    declared: Some(5),
+                    max: 4
+                })]
+            ),
+            "{too_large:?}"
+        );
     }
 
     #[test]
