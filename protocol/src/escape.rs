@@ -11,11 +11,8 @@ pub(crate) fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
         let Some(chunk) = bytes.get(from..from + 8) else {
             break;
         };
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let hits = escape_bytes(u64::from_le_bytes(word));
-        if hits != 0 {
-            return Some(from + (hits.trailing_zeros() / 8) as usize);
+        if let Some(i) = first_escape(chunk) {
+            return Some(from + i);
         }
         from += 8;
     }
@@ -40,6 +37,15 @@ pub(crate) fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
         .iter()
         .position(|&b| needs_escape(b))
         .map(|p| from + skipped + p)
+}
+
+/// The index of the first byte in an 8-byte `chunk` that JSON must escape.
+#[inline(always)]
+pub(crate) fn first_escape(chunk: &[u8]) -> Option<usize> {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(chunk);
+    let hits = escape_bytes(u64::from_le_bytes(word));
+    (hits != 0).then(|| (hits.trailing_zeros() / 8) as usize)
 }
 
 /// The high bit of each byte of `word` that JSON must escape; exact for the lowest such byte
