@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Peer comparison: ours (both framings), rmcp stdio() and stdio_pipes(), the TypeScript SDK,
 # the Python SDK and the floor (mcp-conformance bench --floor, and --floor-reply structured:
-# the floor sending our reply, the text twice), and ours and the floor once more over a
+# the floor sending our reply, the text twice; and in Content-Length framing), and ours and the floor once more over a
 # socketpair (--stdio socket, as Node-based hosts connect servers), run INTERLEAVED for R rounds
 # (A B C, B C A, ...: each round starts one server further on), each invocation one fresh run
 # (--runs 1 --format json) with payloads 64 and 16384 B and windows 1 and 64. Raw JSON goes to bench/results/<stamp>/;
@@ -54,7 +54,7 @@ mkdir -p "$dir"
 common=(--runs 1 --format json --payload 64,16384 --window 1,64 --timeout "$timeout_s")
 
 # name | calls | bench args (before and after --), one server per line, in run order.
-servers=(ours-ndjson ours-content-length rmcp-stdio rmcp-pipes ts-sdk python-sdk floor floor-structured ours-socket floor-socket)
+servers=(ours-ndjson ours-content-length rmcp-stdio rmcp-pipes ts-sdk python-sdk floor floor-structured floor-content-length ours-socket floor-socket)
 args_for() {
   case "$1" in
     ours-ndjson)         echo "--framing ndjson --calls $calls -- $ours" ;;
@@ -65,6 +65,8 @@ args_for() {
     python-sdk)          echo "--framing ndjson --calls $py_calls -- $py $interop/servers/py_echo_server.py" ;;
     floor)               echo "--floor --calls $calls" ;;
     floor-structured)    echo "--floor --floor-reply structured --calls $calls" ;;
+    # The floor in Content-Length framing: what that framing costs the driver and the pipes.
+    floor-content-length) echo "--floor --framing content-length --calls $calls" ;;
     # Over a socketpair, as Node-based hosts (Claude Code, Cursor) connect their servers.
     ours-socket)         echo "--stdio socket --framing ndjson --calls $calls -- $ours" ;;
     floor-socket)        echo "--floor --stdio socket --calls $calls" ;;

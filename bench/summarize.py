@@ -27,10 +27,13 @@ SERVERS = [
     ("python-sdk", "Python SDK"),
     ("floor", "floor (`--floor`)"),
     ("floor-structured", "floor, our reply (`--floor --floor-reply structured`)"),
+    ("floor-content-length", "floor, Content-Length (`--floor --framing content-length`)"),
     ("ours-socket", "ours: mcp-echo-server, NDJSON, over a socket (`--stdio socket`)"),
     ("floor-socket", "floor over a socket (`--floor --stdio socket`)"),
 ]
-FLOORS = ["floor", "floor-structured", "floor-socket"]
+FLOORS = ["floor", "floor-structured", "floor-content-length", "floor-socket"]
+# Ours in Content-Length framing, also against the floor in that framing.
+SAME_FRAMING = {"ours-content-length": "floor-content-length"}
 # Over a socketpair: ours against the floor over the same kind of stdio.
 SOCKET = ("ours-socket", "floor-socket")
 OURS = ["ours-ndjson", "ours-content-length"]
@@ -215,6 +218,14 @@ def target_lines(data, ours, f="floor", peers=True):
     pr("start to initialize ≤ 1.5× floor", f, "start", "<=", 1.5)
     pr("peak RSS ≤ 1.5× floor", f, "rss", "<=", 1.5)
     pr("CPU/call w64 64 B < 2× floor (aim)", f, (SMALL, 64, "cpu"), "<=", 2)
+    same = SAME_FRAMING.get(ours) if peers else None
+    if same in data:
+        # The plain floor speaks NDJSON; this one, the driver and the pipes in our framing.
+        for p in (SMALL, LARGE):
+            pr(f"p50 w1 {label_payload(p)} against the floor in the same framing", same,
+               (p, 1, "p50"), "<=", 1.25)
+        pr("throughput w64 64 B against the floor in the same framing", same,
+           (SMALL, 64, "throughput"), ">=", 0.5)
     a = all_answered(data, ours)
     lines.append(("every request before EOF answered, every run", "yes" if a else ("no" if a is False else "–"),
                   "met" if a else "**not met**"))
