@@ -222,9 +222,9 @@ def target_lines(data, ours, f="floor", peers=True):
     if same in data:
         # The plain floor speaks NDJSON; this one, the driver and the pipes in our framing.
         for p in (SMALL, LARGE):
-            pr(f"p50 w1 {label_payload(p)} against the floor in the same framing", same,
+            pr(f"p50 w1 {label_payload(p)} ≤ 1.25× the floor in the same framing", same,
                (p, 1, "p50"), "<=", 1.25)
-        pr("throughput w64 64 B against the floor in the same framing", same,
+        pr("throughput w64 64 B ≥ 0.50× the floor in the same framing", same,
            (SMALL, 64, "throughput"), ">=", 0.5)
     a = all_answered(data, ours)
     lines.append(("every request before EOF answered, every run", "yes" if a else ("no" if a is False else "–"),
