@@ -377,7 +377,7 @@ pub trait Params: Sized {
     fn json_type(&self) -> ParamsType;
 }
 
-/// The JSON type of a params member, as [`RawMessage::validate`] needs it.
+/// The JSON type of a params member, as the parser's shape checks need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamsType {
     Null,
