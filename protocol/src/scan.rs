@@ -49,7 +49,16 @@ impl<'a> Scanner<'a> {
     }
 
     /// The next byte that is not JSON whitespace (RFC 8259 §2), without consuming it.
+    #[inline]
     pub fn peek(&mut self) -> Option<u8> {
+        // Compact JSON has no whitespace: every JSON whitespace byte is at most a space.
+        match self.bytes().get(self.pos) {
+            Some(&b) if b > b' ' => Some(b),
+            _ => self.peek_past_whitespace(),
+        }
+    }
+
+    fn peek_past_whitespace(&mut self) -> Option<u8> {
         let bytes = self.bytes();
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(self.pos) {
             self.pos += 1;
@@ -88,7 +97,9 @@ impl<'a> Scanner<'a> {
         self.string_rest()
     }
 
-    /// [`Scanner::string`] after its opening quote, for any string.
+    /// [`Scanner::string`] after its opening quote, for any string. Kept out of line, so that
+    /// the short path does not pay for this one's registers.
+    #[inline(never)]
     fn string_rest(&mut self) -> Option<Cow<'a, str>> {
         let mut run = self.pos;
         let mut unescaped: Option<String> = None;
