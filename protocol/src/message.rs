@@ -649,7 +649,8 @@ pub fn parse_with_serde<P: Params>(bytes: &[u8]) -> Result<Incoming<P>, FrameErr
 fn parse_text<P: Params>(bytes: &[u8], fast: bool) -> Result<Incoming<P>, FrameError> {
     // RFC 8259 §8.1: JSON text is UTF-8. Checked for the whole frame, because serde_json does
     // not look inside the members it skips; then it need not check each string again.
-    let text = match std::str::from_utf8(bytes) {
+    // simdutf8 checks 32 or 64 bytes a step (std: 16 at best); std says where it went wrong.
+    let text = match simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes)) {
         Ok(text) => text,
         Err(utf8) => {
             // serde_json's own words and position, where it finds the problem.
