@@ -239,49 +239,42 @@ impl<'a> Scanner<'a> {
         &mut self,
         mut member: impl FnMut(Cow<'a, str>, &mut Self) -> Option<()>,
     ) -> Option<()> {
-        self.open(b'{')?;
-        if !self.eat(b'}') {
-            loop {
-                let name = self.string()?;
-                if !self.eat(b':') {
-                    return None;
-                }
-                member(name, self)?;
-                if !self.eat(b',') {
-                    break;
-                }
-            }
-            if !self.eat(b'}') {
+        self.items(*b"{}", |s| {
+            let name = s.string()?;
+            if !s.eat(b':') {
                 return None;
             }
-        }
-        self.depth -= 1;
-        Some(())
+            member(name, s)
+        })
     }
 
     /// An array: `item` is called for each item and must read it.
-    pub fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.open(b'[')?;
-        if !self.eat(b']') {
+    pub fn array(&mut self, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.items(*b"[]", item)
+    }
+
+    /// Comma-separated items between `brackets`, each read by `each`, nested one level deeper.
+    fn items(
+        &mut self,
+        [open, close]: [u8; 2],
+        mut each: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        if !self.eat(open) || self.depth == MAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        if !self.eat(close) {
             loop {
-                item(self)?;
+                each(self)?;
                 if !self.eat(b',') {
                     break;
                 }
             }
-            if !self.eat(b']') {
+            if !self.eat(close) {
                 return None;
             }
         }
         self.depth -= 1;
-        Some(())
-    }
-
-    fn open(&mut self, bracket: u8) -> Option<()> {
-        if !self.eat(bracket) || self.depth == MAX_DEPTH {
-            return None;
-        }
-        self.depth += 1;
         Some(())
     }
 }
