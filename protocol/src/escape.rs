@@ -8,10 +8,10 @@ pub(crate) fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
     // the 32-byte step below costs more than it saves: 8 bytes at a time first.
     let mut from = from;
     for _ in 0..4 {
-        let Some(chunk) = bytes.get(from..from + 8) else {
+        let Some(word) = word_at(bytes, from) else {
             break;
         };
-        if let Some(i) = first_escape(chunk) {
+        if let Some(i) = first_escape(word) {
             return Some(from + i);
         }
         from += 8;
@@ -39,13 +39,17 @@ pub(crate) fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
         .map(|p| from + skipped + p)
 }
 
-/// The index of the first byte in an 8-byte `chunk` that JSON must escape.
+/// The index of the first byte in `word` that JSON must escape.
 #[inline(always)]
-pub(crate) fn first_escape(chunk: &[u8]) -> Option<usize> {
-    let mut word = [0u8; 8];
-    word.copy_from_slice(chunk);
-    let hits = escape_bytes(u64::from_le_bytes(word));
+pub(crate) fn first_escape(word: &[u8; 8]) -> Option<usize> {
+    let hits = escape_bytes(u64::from_le_bytes(*word));
     (hits != 0).then(|| (hits.trailing_zeros() / 8) as usize)
+}
+
+/// The 8 bytes of `bytes` from `at`, if there are 8.
+#[inline(always)]
+pub(crate) fn word_at(bytes: &[u8], at: usize) -> Option<&[u8; 8]> {
+    bytes.get(at..at.checked_add(8)?)?.try_into().ok()
 }
 
 /// The high bit of each byte of `word` that JSON must escape; exact for the lowest such byte

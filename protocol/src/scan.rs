@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::escape::{first_escape, next_escape};
+use crate::escape::{first_escape, next_escape, word_at};
 use crate::message::{Message, Notification, Params, Request, RequestId};
 
 /// Nesting the fast path reads; deeper input is left to serde_json, whose own limit is 128.
@@ -88,7 +88,7 @@ impl<'a> Scanner<'a> {
         // Most strings (member names, methods, ids) are short and plain: when the first byte
         // to stop at in the next 8 is the closing quote, that is the string.
         let start = self.pos;
-        if let Some(len) = self.bytes().get(start..start + 8).and_then(first_escape) {
+        if let Some(len) = word_at(self.bytes(), start).and_then(first_escape) {
             if self.bytes().get(start + len) == Some(&b'"') {
                 self.pos = start + len + 1;
                 return self.text.get(start..start + len).map(Cow::Borrowed);
