@@ -1,6 +1,7 @@
 //! Finding the bytes a JSON string cannot hold unescaped (RFC 8259 §7: `"`, `\\` and
-//! U+0000..U+001F), 32 at a time. The writer escapes them ([`crate::codec`]); the fast reader
-//! ([`crate::scan`]) stops at them, since each ends a string, starts an escape or is an error.
+//! U+0000..U+001F): 8 at a time for the first few words, then 32. The writer escapes them
+//! ([`crate::codec`]); the fast reader ([`crate::scan`]) stops at them, since each ends a
+//! string, starts an escape or is an error.
 
 /// The index of the first byte at or after `from` that JSON must escape.
 pub(crate) fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {

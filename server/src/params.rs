@@ -6,6 +6,7 @@
 //! them into the same parts. Anything unusual about the params is turned back into
 //! the `Value` they would have been, so every error is worded as before.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use mcp_protocol::mcp::{methods, CallToolParams};
@@ -58,6 +59,18 @@ impl ServerParams {
 }
 
 impl ToolCallParts {
+    /// Keeps one member, read by either parser; a repeated one keeps its last value.
+    #[inline]
+    fn set(&mut self, key: PartKey, value: Value) {
+        match key {
+            PartKey::Name => self.name = Some(value),
+            PartKey::Arguments => self.arguments = Some(value),
+            PartKey::Other(key) => {
+                self.rest.insert(key, value);
+            }
+        }
+    }
+
     /// The params object these parts are.
     pub fn into_value(self) -> Value {
         let mut members = self.rest;
@@ -107,14 +120,7 @@ impl Params for ServerParams {
         }
         let mut parts = ToolCallParts::default();
         s.object(|key, s| {
-            let value = s.value()?;
-            match &*key {
-                "name" => parts.name = Some(value),
-                "arguments" => parts.arguments = Some(value),
-                _ => {
-                    parts.rest.insert(key.into_owned(), value);
-                }
-            }
+            parts.set(PartKey::of(key), s.value()?);
             Some(())
         })?;
         Some(ServerParams::ToolCall(parts))
@@ -153,13 +159,7 @@ impl<'de> Visitor<'de> for ToolCallVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallRead, A::Error> {
         let mut parts = ToolCallParts::default();
         while let Some(key) = map.next_key::<PartKey>()? {
-            match key {
-                PartKey::Name => parts.name = Some(map.next_value()?),
-                PartKey::Arguments => parts.arguments = Some(map.next_value()?),
-                PartKey::Other(key) => {
-                    parts.rest.insert(key, map.next_value()?);
-                }
-            }
+            parts.set(key, map.next_value()?);
         }
         Ok(ToolCallRead(ServerParams::ToolCall(parts)))
     }
@@ -214,6 +214,17 @@ enum PartKey {
     Other(String),
 }
 
+impl PartKey {
+    #[inline]
+    fn of(key: Cow<'_, str>) -> PartKey {
+        match &*key {
+            "name" => PartKey::Name,
+            "arguments" => PartKey::Arguments,
+            _ => PartKey::Other(key.into_owned()),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for PartKey {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct KeyVisitor;
@@ -223,11 +234,7 @@ impl<'de> Deserialize<'de> for PartKey {
                 f.write_str("a member name")
             }
             fn visit_str<E>(self, key: &str) -> Result<PartKey, E> {
-                Ok(match key {
-                    "name" => PartKey::Name,
-                    "arguments" => PartKey::Arguments,
-                    other => PartKey::Other(other.to_owned()),
-                })
+                Ok(PartKey::of(Cow::Borrowed(key)))
             }
         }
         d.deserialize_identifier(KeyVisitor)
