@@ -325,6 +325,14 @@ fn text_report_and_explicit_command() {
 /// A server answering every call with `"text"` changed by `python` (a lambda of id and text)
 /// and the id changed by `id_expr`.
 fn lying_server(id_expr: &str, text_expr: &str) -> Vec<String> {
+    scripted_server(&format!(
+        r#"{{"jsonrpc": "2.0", "id": {id_expr}, "result": {{"content": [{{"type": "text", "text": {text_expr}}}]}}}}"#
+    ))
+}
+
+/// A server that answers `initialize`, and every other request with `reply`: a Python
+/// expression of the request's id `i` and its echo text `t`.
+fn scripted_server(reply: &str) -> Vec<String> {
     let script = format!(
         r#"
 import json, sys
@@ -334,12 +342,11 @@ for line in sys.stdin:
         continue
     i = m["id"]
     if m["method"] == "initialize":
-        r = {{"protocolVersion": "2025-11-25", "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "liar", "version": "0"}}}}
+        r = {{"jsonrpc": "2.0", "id": i, "result": {{"protocolVersion": "2025-11-25", "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "liar", "version": "0"}}}}}}
     else:
         t = m["params"]["arguments"]["text"]
-        r = {{"content": [{{"type": "text", "text": {text_expr}}}]}}
-        i = {id_expr}
-    sys.stdout.write(json.dumps({{"jsonrpc": "2.0", "id": i, "result": r}}) + "\n")
+        r = {reply}
+    sys.stdout.write(json.dumps(r) + "\n")
     sys.stdout.flush()
 "#
     );
@@ -347,6 +354,17 @@ for line in sys.stdin:
 }
 
 fn bench_fails(target: &[String], extra: &[&str], needle: &str) {
+    let run = run(&bench_args(target, extra));
+    assert_eq!(run.code, 1, "{}", shown(&run));
+    assert!(
+        run.stderr.contains("FAILED") && run.stderr.contains(needle),
+        "expected {needle:?} in stderr: {}",
+        shown(&run)
+    );
+}
+
+/// A short bench of `target`: one run, windows 1 and 4.
+fn bench_args(target: &[String], extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = [
         "bench",
         "--calls",
@@ -364,13 +382,7 @@ fn bench_fails(target: &[String], extra: &[&str], needle: &str) {
     args.extend(extra.iter().map(|s| s.to_string()));
     args.push("--".into());
     args.extend(target.iter().cloned());
-    let run = run(&args);
-    assert_eq!(run.code, 1, "{}", shown(&run));
-    assert!(
-        run.stderr.contains("FAILED") && run.stderr.contains(needle),
-        "expected {needle:?} in stderr: {}",
-        shown(&run)
-    );
+    args
 }
 
 /// `--warmup N` starts the server N times, unmeasured, before the runs: counted by a wrapper
@@ -439,6 +451,47 @@ fn a_wrong_text_fails_the_run() {
         &lying_server("i", "t[:-1] if i == 7 else t"),
         &[],
         "echo mismatch: the reply to id 7",
+    );
+}
+
+/// What the bench needs of a server is said when the server's `echo` is another tool: a
+/// tool error, a JSON-RPC error, or no text (as with servers that were not written for it).
+#[test]
+fn a_server_without_the_benchs_echo_is_told_what_the_bench_needs() {
+    let needs = "; the bench calls a tool named `echo` with arguments {\"text\": string} and \
+                 expects that text back, unchanged, in result.content[0].text";
+    for (reply, said) in [
+        (
+            r#"{"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": "Tool echo not found"}], "isError": True}}"#,
+            "the reply to id 1 is a tool error (isError: true), not the echo: ",
+        ),
+        (
+            // The right text, but as a tool error: not an echo either.
+            r#"{"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": t}], "isError": True}}"#,
+            "the reply to id 1 is a tool error (isError: true), not the echo: ",
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": i, "error": {"code": -32602, "message": "Unknown tool: echo"}}"#,
+            "request 1 got an error reply: ",
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": i, "result": {"content": []}}"#,
+            "the reply to id 1 has no result.content[0].text: ",
+        ),
+    ] {
+        bench_fails(&scripted_server(reply), &[], said);
+        bench_fails(&scripted_server(reply), &[], needs);
+    }
+    // A wrong text without a tool error is an echo mismatch, without that advice.
+    let run = run(&bench_args(
+        &lying_server("i", "t[:-1] if i == 7 else t"),
+        &[],
+    ));
+    assert_eq!(run.code, 1, "{}", shown(&run));
+    assert!(
+        run.stderr.contains("echo mismatch: the reply to id 7") && !run.stderr.contains(needs),
+        "{}",
+        shown(&run)
     );
 }
 

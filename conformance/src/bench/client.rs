@@ -15,7 +15,7 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use mcp_client::{Client, ClientOptions, CloseStep, EraChoice};
 use mcp_protocol::mcp::{CallToolResult, ContentBlock, ProtocolVersion};
 
-use super::driver::{text_len, verify, DriveError, Filler, BENCH_VERSION};
+use super::driver::{text_len, verify, DriveError, Filler, BENCH_VERSION, ECHO_CONTRACT};
 use super::{procfs, BenchConfig, Calls, RunResult};
 
 /// One runtime thread, like the lean driver: the bench process's CPU is the client's.
@@ -86,8 +86,14 @@ fn check(
                 .chars()
                 .take(300)
                 .collect();
+            // A tool error or no text at all: most often the server's `echo` is another tool.
+            let advice = if result.is_error == Some(true) || text.is_none() {
+                format!("; {ECHO_CONTRACT}")
+            } else {
+                String::new()
+            };
             Err(verify(format!(
-                "call {n}: the result is not the echo of the {}-byte text it sent (\"{n}.xx…\"): {shown}",
+                "call {n}: the result is not the echo of the {}-byte text it sent (\"{n}.xx…\"): {shown}{advice}",
                 text_len(n, payload),
             )))
         }
@@ -252,6 +258,19 @@ mod tests {
             check(&structured(serde_json::json!({"echoed": 1})), 7, 5, &filler).is_ok(),
             "the server's own output schema"
         );
+        let e = check(
+            &structured(serde_json::json!({"text": "7.xxy"})),
+            7,
+            5,
+            &filler,
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(
+            !e.contains(ECHO_CONTRACT),
+            "a wrong copy is not a missing tool: {e}"
+        );
         let failed = CallToolResult {
             is_error: Some(true),
             ..good
@@ -261,7 +280,8 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(
-            e.starts_with("call 7: the result is not the echo of the 5-byte text it sent"),
+            e.starts_with("call 7: the result is not the echo of the 5-byte text it sent")
+                && e.ends_with(&format!("; {ECHO_CONTRACT}")),
             "{e}"
         );
     }

@@ -52,6 +52,13 @@ pub(crate) fn verify(message: impl Into<String>) -> DriveError {
     DriveError::Verify(message.into())
 }
 
+/// What the bench asks of a server, said when a reply shows the server's `echo` is another
+/// tool (or missing), as with servers that were not written for the bench.
+pub(crate) const ECHO_CONTRACT: &str = "the bench calls a tool named `echo` with arguments \
+                             {\"text\": string} and expects that text back, unchanged, in \
+                             result.content[0].text; does this server have such a tool \
+                             (`tools/list`)?";
+
 /// How the server's stdin and stdout are connected to the bench.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stdio {
@@ -188,6 +195,9 @@ struct Reply<'a> {
 struct CallResult<'a> {
     #[serde(default, borrow)]
     content: Vec<Content<'a>>,
+    /// A tool error is never an echo, whatever its text (as the client driver checks it).
+    #[serde(default, rename = "isError")]
+    is_error: Option<bool>,
     #[serde(default, borrow, rename = "structuredContent")]
     structured: StructuredText<'a>,
 }
@@ -296,7 +306,9 @@ impl Verifier {
                     && reply.error.is_none()
                     && reply.id == Some(id)
                     && reply.result.as_ref().is_some_and(|r| {
-                        r.content.first().and_then(|c| c.text.as_deref()) == Some(SENTINEL_TEXT)
+                        r.is_error != Some(true)
+                            && r.content.first().and_then(|c| c.text.as_deref())
+                                == Some(SENTINEL_TEXT)
                             && r.structured_text().is_none_or(|t| t == SENTINEL_TEXT)
                     })
             }
@@ -347,7 +359,15 @@ pub fn check_reply(frame: &[u8], payload: usize) -> Result<Incoming, DriveError>
     };
     if reply.error.is_some() {
         return Err(verify(format!(
-            "request {id} got an error reply: {}",
+            "request {id} got an error reply: {}; {ECHO_CONTRACT}",
+            shown(frame)
+        )));
+    }
+    // A tool error in place of the echo: most often the server's `echo` is not the bench's.
+    if reply.result.as_ref().and_then(|r| r.is_error) == Some(true) {
+        return Err(verify(format!(
+            "the reply to id {id} is a tool error (isError: true), not the echo: {}; \
+             {ECHO_CONTRACT}",
             shown(frame)
         )));
     }
@@ -383,7 +403,7 @@ pub fn check_reply(frame: &[u8], payload: usize) -> Result<Incoming, DriveError>
             ),
         })),
         None => Err(verify(format!(
-            "the reply to id {id} has no result.content[0].text: {}",
+            "the reply to id {id} has no result.content[0].text: {}; {ECHO_CONTRACT}",
             shown(frame)
         ))),
     }
