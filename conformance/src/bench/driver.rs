@@ -25,6 +25,7 @@ use nix::unistd::Pid;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use super::header;
 use super::structured::StructuredText;
 use crate::target::Target;
 
@@ -513,7 +514,7 @@ impl Server {
         }
         if self.framing == Framing::ContentLength {
             let body: usize = parts.iter().map(|p| p.len()).sum();
-            let _ = write!(out, "Content-Length: {body}\r\n\r\n");
+            header::write(out, body);
         }
         for part in parts {
             out.extend_from_slice(part);
@@ -675,18 +676,9 @@ impl Server {
                     return Ok(Some((begin, stop)));
                 }
                 Framing::ContentLength => {
-                    let Some(h) = memchr::memmem::find(data, b"\r\n\r\n") else {
+                    let Some((h, length)) = header::read(data) else {
                         return Ok(None);
                     };
-                    let headers = String::from_utf8_lossy(&data[..h]);
-                    let mut length = None;
-                    for line in headers.split("\r\n") {
-                        if let Some((k, v)) = line.split_once(':') {
-                            if k.trim().eq_ignore_ascii_case("content-length") {
-                                length = v.trim().parse::<usize>().ok();
-                            }
-                        }
-                    }
                     let Some(length) = length else {
                         return Err(verify(format!(
                             "a Content-Length frame header without a valid length: {}",

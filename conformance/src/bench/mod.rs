@@ -6,6 +6,7 @@
 pub mod client;
 pub mod driver;
 pub mod floor;
+mod header;
 pub mod procfs;
 pub mod report;
 pub mod stats;

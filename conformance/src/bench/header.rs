@@ -1,0 +1,125 @@
+//! The `Content-Length: N\r\n\r\n` header in front of each frame, for the load driver and the
+//! floor. At window 1 the driver's and the floor's share of a round trip is measured alongside
+//! the server's, so the header every peer writes is read and written without `format!` or a
+//! split into lines; any other header block goes the general way.
+
+/// Appends `Content-Length: N\r\n\r\n` to `out`.
+pub(crate) fn write(out: &mut Vec<u8>, body: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = body;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(NAME);
+    out.extend_from_slice(&digits[at..]);
+    out.extend_from_slice(b"\r\n\r\n");
+}
+
+/// The header block at the start of `data`, once its blank line has arrived: the offset of
+/// that `\r\n\r\n`, and the `Content-Length` it gives (`None`: none, or not a number).
+pub(crate) fn read(data: &[u8]) -> Option<(usize, Option<usize>)> {
+    if let Some(plain) = plain(data) {
+        return Some(plain);
+    }
+    let end = memchr::memmem::find(data, b"\r\n\r\n")?;
+    Some((end, length(&data[..end])))
+}
+
+const NAME: &[u8] = b"Content-Length: ";
+
+/// `Content-Length: N\r\n\r\n` exactly, with at most 15 digits.
+fn plain(data: &[u8]) -> Option<(usize, Option<usize>)> {
+    let rest = data.strip_prefix(NAME)?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 15 || rest.get(digits..digits + 4)? != b"\r\n\r\n" {
+        return None;
+    }
+    let length = rest[..digits]
+        .iter()
+        .fold(0, |n, &d| n * 10 + usize::from(d - b'0'));
+    Some((NAME.len() + digits, Some(length)))
+}
+
+/// The `Content-Length` of a header block: any case, any spacing, among other headers; the
+/// last one counts.
+fn length(headers: &[u8]) -> Option<usize> {
+    let headers = String::from_utf8_lossy(headers);
+    let mut length = None;
+    for line in headers.split("\r\n") {
+        if let Some((k, v)) = line.split_once(':') {
+            if k.trim().eq_ignore_ascii_case("content-length") {
+                length = v.trim().parse::<usize>().ok();
+            }
+        }
+    }
+    length
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(body: usize) -> Vec<u8> {
+        let mut out = b"x".to_vec();
+        write(&mut out, body);
+        out
+    }
+
+    #[test]
+    fn writes_the_plain_header() {
+        assert_eq!(written(0), b"xContent-Length: 0\r\n\r\n");
+        assert_eq!(written(7), b"xContent-Length: 7\r\n\r\n");
+        assert_eq!(written(154), b"xContent-Length: 154\r\n\r\n");
+        assert_eq!(written(16_531), b"xContent-Length: 16531\r\n\r\n");
+        assert_eq!(
+            written(usize::MAX),
+            format!("xContent-Length: {}\r\n\r\n", usize::MAX).as_bytes()
+        );
+    }
+
+    #[test]
+    fn reads_what_it_writes_and_what_the_general_path_reads() {
+        for body in [0, 1, 9, 10, 99, 154, 16_531, 999_999_999_999_999] {
+            let mut frame = Vec::new();
+            write(&mut frame, body);
+            let end = frame.len() - 4;
+            frame.extend_from_slice(b"{}");
+            assert_eq!(read(&frame), Some((end, Some(body))), "{body}");
+            assert_eq!(plain(&frame), Some((end, Some(body))), "{body}");
+            assert_eq!(length(&frame[..end]), Some(body), "{body}");
+            // Until the blank line has arrived there is no header yet.
+            for cut in 0..end + 4 {
+                assert_eq!(read(&frame[..cut]), None, "{body} cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn other_header_blocks_take_the_general_path() {
+        let cases: [(&[u8], Option<usize>); 7] = [
+            (b"content-length:12\r\n\r\n", Some(12)),
+            (b"Content-Length:  12 \r\n\r\n", Some(12)),
+            (
+                b"Content-Type: application/json\r\nContent-Length: 3\r\n\r\n",
+                Some(3),
+            ),
+            // More than 15 digits: read by `parse`, which knows where usize ends.
+            (b"Content-Length: 0000000000000012\r\n\r\n", Some(12)),
+            (b"Content-Length: 99999999999999999999\r\n\r\n", None),
+            (b"Content-Length: -1\r\n\r\n", None),
+            (b"Content-Type: x\r\n\r\n", None),
+        ];
+        for (data, length) in cases {
+            let shown = String::from_utf8_lossy(data);
+            assert_eq!(read(data), Some((data.len() - 4, length)), "{shown}");
+            assert_eq!(plain(data), None, "{shown}");
+        }
+        assert_eq!(read(b"Content-Length: 12\r\n"), None);
+    }
+}
