@@ -26,6 +26,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::header;
+use super::shape::Shape;
 use super::structured::StructuredText;
 use crate::target::Target;
 
@@ -99,6 +100,9 @@ pub struct Server {
     out: Vec<u8>,
     out_pos: usize,
     out_eof: bool,
+    /// The last read found nothing: wait for `poll` before reading again, rather than make a
+    /// second `read` that fails the same way.
+    dry: bool,
     scratch: Vec<u8>,
     filler: Filler,
     exited_at: Option<Instant>,
@@ -236,12 +240,20 @@ pub enum Incoming {
     Other,
 }
 
-/// Verifies replies; keeps buffers between frames.
+/// Verifies replies; keeps buffers between frames, and the shape of the last reply that
+/// passed the full check.
 #[derive(Debug, Default)]
 pub struct Verifier {
     filler: Filler,
     scratch: Vec<u8>,
+    shape: Option<Shape>,
+    /// Replies that passed the full check but not the shape learnt before them: past
+    /// [`UNSHAPED`], the server's replies vary in more than id and text, and no more are learnt.
+    unshaped: u32,
 }
+
+/// How many replies may miss the learnt shape before the verifier stops learning.
+const UNSHAPED: u32 = 32;
 
 /// What replaces a verified text before the frame is parsed (`"\u0000@"`): a server cannot
 /// produce it by echoing the bench's texts.
@@ -262,14 +274,39 @@ impl Verifier {
     /// `memcmp`s and a parse of a few hundred bytes; it then requires the reply's id to be the
     /// one the text names and `result.content[0].text` to be exactly the cut-out text. Anything
     /// else takes the slow path, a full parse, which also words the error.
+    ///
+    /// Before either, a reply of the shape of the last one that passed ([`Shape`]) is verified
+    /// by comparing bytes.
     pub fn check(&mut self, frame: &[u8], payload: usize) -> Result<Incoming, DriveError> {
-        // Small frames parse faster than they are cut.
-        if frame.len() > 2048 {
-            if let Some(id) = self.fast(frame, payload) {
+        self.filler.grow(payload);
+        if let Some(shape) = &self.shape {
+            if let Some(id) = shape.matches(frame, payload, &self.filler) {
                 return Ok(Incoming::Reply(id));
             }
         }
-        check_reply(frame, payload)
+        // Small frames parse faster than they are cut.
+        if frame.len() > 2048 {
+            if let Some(id) = self.fast(frame, payload) {
+                self.learn(frame, id, payload);
+                return Ok(Incoming::Reply(id));
+            }
+        }
+        let checked = check_reply(frame, payload)?;
+        if let Incoming::Reply(id) = checked {
+            self.learn(frame, id, payload);
+        }
+        Ok(checked)
+    }
+
+    /// Keeps the shape of `frame`, which passed the full check as id `id`'s reply.
+    fn learn(&mut self, frame: &[u8], id: u64, payload: usize) {
+        if self.unshaped >= UNSHAPED {
+            return;
+        }
+        if self.shape.is_some() {
+            self.unshaped += 1;
+        }
+        self.shape = Shape::learn(frame, id, payload, &self.filler);
     }
 
     fn fast(&mut self, frame: &[u8], payload: usize) -> Option<u64> {
@@ -488,6 +525,7 @@ impl Server {
             out: Vec::with_capacity(1 << 16),
             out_pos: 0,
             out_eof: false,
+            dry: false,
             scratch: Vec::new(),
             filler: Filler::default(),
             exited_at: None,
@@ -545,6 +583,12 @@ impl Server {
         self.scratch = head;
     }
 
+    /// Waits for `poll` before the next read: a request was just queued and nothing else is
+    /// outstanding, so the reply cannot be there yet.
+    pub fn expect_reply(&mut self) {
+        self.dry = true;
+    }
+
     /// Whether queued bytes are still unwritten.
     pub fn writing(&self) -> bool {
         self.out_pos < self.out.len()
@@ -594,7 +638,7 @@ impl Server {
                     }
                 }
             }
-            if !self.out_eof {
+            if !self.out_eof && !self.dry {
                 if self.end == self.buf.len() {
                     if self.start > 0 {
                         self.buf.copy_within(self.start..self.end, 0);
@@ -615,7 +659,7 @@ impl Server {
                         self.end += n;
                         progressed = true;
                     }
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => self.dry = true,
                     Err(e) if e.kind() == ErrorKind::Interrupted => progressed = true,
                     Err(e) => return Err(verify(format!("reading the server's stdout: {e}"))),
                 }
@@ -647,7 +691,7 @@ impl Server {
                         self.wait.as_secs_f64()
                     )))
                 }
-                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Ok(_) | Err(nix::errno::Errno::EINTR) => self.dry = false,
                 Err(e) => return Err(verify(format!("poll: {e}"))),
             }
         }

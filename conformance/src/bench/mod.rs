@@ -9,6 +9,7 @@ pub mod floor;
 mod header;
 pub mod procfs;
 pub mod report;
+mod shape;
 pub mod stats;
 mod structured;
 
@@ -358,6 +359,7 @@ impl Calls for LeanCalls<'_> {
     fn one(&mut self, payload: usize) -> Result<(), DriveError> {
         let id = self.ledger.next();
         self.server.queue_call(id, payload);
+        self.server.expect_reply();
         loop {
             self.server.pump()?;
             if drain(self.server, self.verifier, self.ledger, payload)? > 0
