@@ -3,6 +3,8 @@
 //! the server's, so the header every peer writes is read and written without `format!` or a
 //! split into lines; any other header block goes the general way.
 
+use mcp_protocol::codec::plain_header;
+
 /// Appends `Content-Length: N\r\n\r\n` to `out`.
 pub(crate) fn write(out: &mut Vec<u8>, body: usize) {
     let mut digits = [0u8; 20];
@@ -23,28 +25,16 @@ pub(crate) fn write(out: &mut Vec<u8>, body: usize) {
 
 /// The header block at the start of `data`, once its blank line has arrived: the offset of
 /// that `\r\n\r\n`, and the `Content-Length` it gives (`None`: none, or not a number).
+/// The plain header is read as the server's decoder reads it ([`plain_header`]).
 pub(crate) fn read(data: &[u8]) -> Option<(usize, Option<usize>)> {
-    if let Some(plain) = plain(data) {
-        return Some(plain);
+    if let Some((length, size)) = plain_header(data) {
+        return Some((size - 4, Some(length)));
     }
     let end = memchr::memmem::find(data, b"\r\n\r\n")?;
     Some((end, length(&data[..end])))
 }
 
 const NAME: &[u8] = b"Content-Length: ";
-
-/// `Content-Length: N\r\n\r\n` exactly, with at most 15 digits.
-fn plain(data: &[u8]) -> Option<(usize, Option<usize>)> {
-    let rest = data.strip_prefix(NAME)?;
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits == 0 || digits > 15 || rest.get(digits..digits + 4)? != b"\r\n\r\n" {
-        return None;
-    }
-    let length = rest[..digits]
-        .iter()
-        .fold(0, |n, &d| n * 10 + usize::from(d - b'0'));
-    Some((NAME.len() + digits, Some(length)))
-}
 
 /// The `Content-Length` of a header block: any case, any spacing, among other headers; the
 /// last one counts.
@@ -91,7 +81,7 @@ mod tests {
             let end = frame.len() - 4;
             frame.extend_from_slice(b"{}");
             assert_eq!(read(&frame), Some((end, Some(body))), "{body}");
-            assert_eq!(plain(&frame), Some((end, Some(body))), "{body}");
+            assert_eq!(plain_header(&frame), Some((body, end + 4)), "{body}");
             assert_eq!(length(&frame[..end]), Some(body), "{body}");
             // Until the blank line has arrived there is no header yet.
             for cut in 0..end + 4 {
@@ -109,8 +99,8 @@ mod tests {
                 b"Content-Type: application/json\r\nContent-Length: 3\r\n\r\n",
                 Some(3),
             ),
-            // More than 15 digits: read by `parse`, which knows where usize ends.
-            (b"Content-Length: 0000000000000012\r\n\r\n", Some(12)),
+            // More than 19 digits: read by `parse`, which knows where usize ends.
+            (b"Content-Length: 00000000000000000012\r\n\r\n", Some(12)),
             (b"Content-Length: 99999999999999999999\r\n\r\n", None),
             (b"Content-Length: -1\r\n\r\n", None),
             (b"Content-Type: x\r\n\r\n", None),
@@ -118,7 +108,7 @@ mod tests {
         for (data, length) in cases {
             let shown = String::from_utf8_lossy(data);
             assert_eq!(read(data), Some((data.len() - 4, length)), "{shown}");
-            assert_eq!(plain(data), None, "{shown}");
+            assert_eq!(plain_header(data), None, "{shown}");
         }
         assert_eq!(read(b"Content-Length: 12\r\n"), None);
     }

@@ -188,8 +188,9 @@ fn unknown_first_line(src: &mut BytesMut, max_header: usize) -> Option<RawFrame>
 
 /// The header block every client writes, `Content-Length: N\r\n\r\n`, read without the
 /// general parser below (a quarter of a 64 B echo's decoding): its length and size. `None`
-/// for anything else, which that parser reads, with the same result for this form.
-fn plain_header(src: &[u8]) -> Option<(usize, usize)> {
+/// for anything else, which that parser reads, with the same result for this form. Public
+/// for peers that read this framing themselves (the conformance bench's driver).
+pub fn plain_header(src: &[u8]) -> Option<(usize, usize)> {
     const NAME: &[u8] = b"Content-Length: ";
     let digits = src.strip_prefix(NAME)?;
     let count = digits.iter().take_while(|b| b.is_ascii_digit()).count();

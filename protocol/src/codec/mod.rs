@@ -19,6 +19,8 @@ mod lsp;
 mod ndjson;
 mod write;
 
+pub use lsp::plain_header;
+
 use std::io;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
