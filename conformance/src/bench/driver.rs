@@ -247,13 +247,13 @@ pub struct Verifier {
     filler: Filler,
     scratch: Vec<u8>,
     shape: Option<Shape>,
-    /// Replies that passed the full check but not the shape learnt before them: past
-    /// [`UNSHAPED`], the server's replies vary in more than id and text, and no more are learnt.
-    unshaped: u32,
+    /// Shapes learnt or tried, each after a reply that did not fit the last: past [`LEARNT`],
+    /// the server's replies vary in more than id and text, and no more are tried.
+    learnt: u32,
 }
 
-/// How many replies may miss the learnt shape before the verifier stops learning.
-const UNSHAPED: u32 = 32;
+/// How many shapes the verifier learns or tries before it keeps to the full check.
+const LEARNT: u32 = 32;
 
 /// What replaces a verified text before the frame is parsed (`"\u0000@"`): a server cannot
 /// produce it by echoing the bench's texts.
@@ -300,13 +300,10 @@ impl Verifier {
 
     /// Keeps the shape of `frame`, which passed the full check as id `id`'s reply.
     fn learn(&mut self, frame: &[u8], id: u64, payload: usize) {
-        if self.unshaped >= UNSHAPED {
-            return;
+        if self.learnt < LEARNT {
+            self.learnt += 1;
+            self.shape = Shape::learn(frame, id, payload, &self.filler);
         }
-        if self.shape.is_some() {
-            self.unshaped += 1;
-        }
-        self.shape = Shape::learn(frame, id, payload, &self.filler);
     }
 
     fn fast(&mut self, frame: &[u8], payload: usize) -> Option<u64> {
@@ -820,6 +817,34 @@ mod tests {
         assert!(e.contains("id mismatch"), "{e}");
         let note = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
         assert_eq!(v.check(note, 6).ok(), Some(Incoming::Other));
+    }
+
+    /// With a shape learnt, a reply that differs in more than id and text still gets the full
+    /// check; replies that vary every time (a counter) stop the learning after [`LEARNT`].
+    #[test]
+    fn a_learnt_shape_never_lets_a_wrong_reply_through() {
+        let mut v = Verifier::default();
+        let reply = |id: u64, text: &str, n: u64| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}],"_meta":{{"n":{n}}}}}}}"#
+            )
+        };
+        for id in 1..=100 {
+            let text = format!("{id}.{}", "x".repeat(4 - digits(id)));
+            assert_eq!(
+                v.check(reply(id, &text, id).as_bytes(), 5).ok(),
+                Some(Incoming::Reply(id)),
+                "{id}"
+            );
+        }
+        assert_eq!(v.learnt, LEARNT);
+        // Past the limit a good reply still passes (the full check), and a wrong one fails.
+        let last = reply(101, "101.x", 100);
+        assert_eq!(v.check(last.as_bytes(), 5).ok(), Some(Incoming::Reply(101)));
+        for (id, text) in [(102, "102.y"), (103, "102.x"), (104, "104.")] {
+            let bad = reply(id, text, 100);
+            assert!(v.check(bad.as_bytes(), 5).is_err(), "{bad}");
+        }
     }
 
     #[test]
