@@ -793,6 +793,14 @@ fn serve_on_thread(
     rx
 }
 
+/// How a loop on a thread of its own ended, waited for at most [`WAIT`].
+async fn ended<T>(server: oneshot::Receiver<T>, transport: Transport) -> T {
+    tokio::time::timeout(WAIT, server)
+        .await
+        .unwrap_or_else(|_| panic!("{transport:?}: the blocking loop did not end within {WAIT:?}"))
+        .unwrap_or_else(|_| panic!("{transport:?}: the serving thread dropped its result"))
+}
+
 /// Just the exit, as [`Peer::server`] has it.
 fn async_exit(served: oneshot::Receiver<Served>) -> oneshot::Receiver<std::io::Result<Exit>> {
     let (tx, rx) = oneshot::channel();
@@ -872,10 +880,7 @@ async fn stops_while_blocked_in_read(transport: Transport) {
     assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
     tokio::time::sleep(Duration::from_millis(50)).await;
     stopper.stop(libc::SIGTERM);
-    let (exit, stopped_by) = tokio::time::timeout(WAIT, server)
-        .await
-        .unwrap_or_else(|_| panic!("{transport:?}: the blocking loop did not stop within 10 s"))
-        .unwrap();
+    let (exit, stopped_by) = ended(server, transport).await;
     assert!(matches!(exit.unwrap(), Exit::Shutdown), "{transport:?}");
     assert_eq!(stopped_by, Some(libc::SIGTERM));
     // Input stays open to the end: only the stop could have ended the loop.
@@ -894,7 +899,7 @@ async fn blocking_loop_stopped_before_it_starts() {
         } = ends(transport);
         stdio.stopper().stop(libc::SIGINT);
         let server = serve_on_thread(stdio, Config::default(), default_tools());
-        let (exit, _) = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
+        let (exit, _) = ended(server, transport).await;
         assert!(matches!(exit.unwrap(), Exit::Shutdown), "{transport:?}");
         drop((input, socket));
     }
@@ -945,10 +950,7 @@ async fn blocking_loop_interrupted_during_its_eof_drain_still_answers() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         stopper.stop(libc::SIGTERM);
-        let (exit, stopped_by) = tokio::time::timeout(WAIT, server)
-            .await
-            .unwrap_or_else(|_| panic!("{transport:?}: the blocking loop did not end"))
-            .unwrap();
+        let (exit, stopped_by) = ended(server, transport).await;
         assert!(
             matches!(exit.as_ref().unwrap(), Exit::InputClosed),
             "{transport:?}: {exit:?}"
@@ -1015,10 +1017,7 @@ async fn stops_while_blocked_in_write(transport: Transport) {
         "{transport:?}: the loop should be stuck writing"
     );
     stopper.stop(libc::SIGTERM);
-    let exit = tokio::time::timeout(WAIT, server)
-        .await
-        .unwrap_or_else(|_| panic!("{transport:?}: the blocking loop did not stop within 10 s"))
-        .unwrap();
+    let exit = ended(server, transport).await;
     assert!(
         matches!(exit.0.unwrap(), Exit::DrainTimedOut),
         "{transport:?}"
@@ -1051,7 +1050,7 @@ async fn blocking_loop_ends_when_its_output_is_closed() {
                 break;
             }
         }
-        let exit = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
+        let exit = ended(server, transport).await;
         assert!(
             matches!(exit.0.unwrap(), Exit::OutputClosed),
             "{transport:?}"
