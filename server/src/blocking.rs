@@ -40,7 +40,7 @@ use tokio_util::codec::Decoder;
 
 use crate::config::Config;
 use crate::connection::{give_up, lock, log_end, Connection, InFlight, Spawn};
-use crate::serve::{Exit, Replies, WRITE_AT};
+use crate::serve::{Exit, Replies};
 use crate::session::{ServerInfo, Session};
 use crate::tools::ToolRegistry;
 
@@ -241,7 +241,7 @@ pub fn serve_blocking(
             Got::Stopped => break Exit::Shutdown,
             Got::Failed(e) => break Exit::ReadFailed(e),
         }
-        // Every whole frame read so far, writing every `WRITE_AT` bytes of replies.
+        // Every whole frame read so far, writing when enough replies wait (`Replies::due`).
         loop {
             match input.next_frame() {
                 Ok(Some(frame)) => {
@@ -252,7 +252,7 @@ pub fn serve_blocking(
                 Ok(None) => break,
                 Err(e) => break 'serve Exit::ReadFailed(e),
             }
-            if out.replies.buf.len() >= WRITE_AT {
+            if out.replies.due() {
                 match out.write_all(shared)? {
                     Written::All => {}
                     Written::Stopped => break 'serve Exit::Shutdown,
@@ -390,6 +390,7 @@ impl Output<'_> {
     /// Writes the whole buffer, blocking while the client is slow to read (that is the
     /// back-pressure); a stop ends the wait, and what is left is written within the grace.
     fn write_all(&mut self, shared: &Shared) -> io::Result<Written> {
+        let bytes = self.replies.buf.len();
         while !self.replies.buf.is_empty() {
             match self.file.write(&self.replies.buf) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -411,13 +412,14 @@ impl Output<'_> {
                 Err(e) => return Err(e),
             }
         }
-        self.replies.written();
+        self.replies.written(bytes);
         Ok(Written::All)
     }
 
     /// Writes the whole buffer by `deadline` (the output is non-blocking by then): `false`
     /// if the client did not take it in time.
     fn write_by(&mut self, deadline: Instant) -> io::Result<bool> {
+        let bytes = self.replies.buf.len();
         while !self.replies.buf.is_empty() {
             match self.file.write(&self.replies.buf) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -431,7 +433,7 @@ impl Output<'_> {
                 Err(e) => return Err(e),
             }
         }
-        self.replies.written();
+        self.replies.written(bytes);
         Ok(true)
     }
 }

@@ -11,6 +11,7 @@ mod config;
 mod connection;
 mod error;
 mod modern;
+mod pacing;
 mod params;
 mod serve;
 mod session;

@@ -4,8 +4,8 @@
 //! Messages are handled in arrival order. A reply that is ready at once is encoded straight
 //! into the output buffer, so the common case spawns nothing and hands nothing to another
 //! task. Frames that are already readable are handled without waiting, and their replies
-//! go out in writes of about [`WRITE_AT`] bytes, so a burst of small requests costs a few
-//! `write`s and the client can read the first replies while later ones are being made.
+//! go out in writes of a few KiB ([`crate::pacing`]), so a burst of small requests costs a few
+//! `write`s and a client on another CPU reads the first replies while later ones are made.
 //! Output is written before more input is read, and replies of running tool calls come
 //! through a bounded queue: a client that stops reading its replies stops the server reading
 //! requests instead of growing its memory.
@@ -24,6 +24,7 @@ use tokio_util::codec::{Encoder, FramedRead};
 
 use crate::config::Config;
 use crate::connection::{give_up, log_end, Connection, CurrentRuntime, InFlight};
+use crate::pacing::Pacing;
 use crate::session::{ServerInfo, Session};
 use crate::tools::ToolRegistry;
 
@@ -42,18 +43,8 @@ pub enum Exit {
     ReadFailed(io::Error),
 }
 
-/// Output waiting to be written; past this a burst of input stops to write it, which bounds
-/// the buffer to this plus one reply.
-///
-/// Small, so replies are not held back until a whole burst is handled: a client that keeps
-/// requests in flight reads and answers the first replies while the server makes the rest,
-/// and both sides work at once. A write still carries about a dozen small replies. 64 B
-/// echoes at window 64 on 2 cores: 0.44-0.49 M calls/s with 64 KiB here (one write per
-/// burst, client and server taking turns), 0.98-1.04 M with 2 KiB, at the same CPU time per
-/// call; 8, 4 and 1 KiB were measured too (BENCHMARKS.md).
-pub(crate) const WRITE_AT: usize = 2 * 1024;
-
-/// The output buffer's capacity, kept across writes: a 16 KiB echo's reply fits.
+/// The output buffer's capacity, kept across writes: a 16 KiB echo's reply fits, and a burst
+/// stops to write at [`crate::pacing::HOLD_AT`] at the latest, so holding replies never grows it.
 const OUTPUT_CAPACITY: usize = 64 * 1024;
 
 /// Serves one MCP connection over `input`/`output` until input ends, `shutdown` completes, or
@@ -95,7 +86,7 @@ where
             () = &mut shutdown => break Exit::Shutdown,
             Some(reply) = rx.recv() => {
                 out.encode(reply)?;
-                while out.replies.buf.len() < WRITE_AT {
+                while !out.replies.due() {
                     match rx.try_recv() {
                         Ok(reply) => out.encode(reply)?,
                         Err(_) => break,
@@ -105,7 +96,7 @@ where
             }
             mut item = reader.next() => {
                 // Handle the frames that are already readable, one wake-up for a burst,
-                // stopping to write every `WRITE_AT` bytes of replies.
+                // stopping to write when enough replies are waiting (`Replies::due`).
                 loop {
                     match item {
                         None => break Some(Exit::InputClosed),
@@ -116,7 +107,7 @@ where
                             }
                         }
                     }
-                    if out.replies.buf.len() >= WRITE_AT {
+                    if out.replies.due() {
                         break None;
                     }
                     match reader.next().now_or_never() {
@@ -174,6 +165,7 @@ where
 pub(crate) struct Replies {
     codec: StdioCodec,
     pub(crate) buf: BytesMut,
+    pacing: Pacing,
 }
 
 impl Replies {
@@ -181,6 +173,7 @@ impl Replies {
         Replies {
             codec,
             buf: BytesMut::with_capacity(OUTPUT_CAPACITY),
+            pacing: Pacing::new(),
         }
     }
 
@@ -188,11 +181,17 @@ impl Replies {
         self.codec.encode(reply, &mut self.buf)
     }
 
-    /// After the buffer was written whole. Empty now: taking the space back moves nothing,
+    /// Whether a burst should stop to write what is waiting.
+    pub(crate) fn due(&self) -> bool {
+        self.buf.len() >= self.pacing.threshold()
+    }
+
+    /// After the buffer, `bytes` long, was written whole. Empty now: taking the space back moves nothing,
     /// while a reserve in the middle of the next burst would move that burst's replies to
     /// the front.
-    pub(crate) fn written(&mut self) {
+    pub(crate) fn written(&mut self, bytes: usize) {
         self.buf.reserve(OUTPUT_CAPACITY);
+        self.pacing.wrote(bytes);
         tracing::trace!("flushed replies");
     }
 }
@@ -211,13 +210,14 @@ impl<W: AsyncWrite + Unpin> Output<W> {
     /// Writes the whole buffer and flushes. Cancel-safe: what was written is gone from `buf`,
     /// the rest stays for the next call.
     async fn write_all(&mut self) -> io::Result<()> {
+        let bytes = self.replies.buf.len();
         while !self.replies.buf.is_empty() {
             if self.io.write_buf(&mut self.replies.buf).await? == 0 {
                 return Err(io::ErrorKind::WriteZero.into());
             }
         }
         self.io.flush().await?;
-        self.replies.written();
+        self.replies.written(bytes);
         Ok(())
     }
 }
@@ -227,6 +227,32 @@ mod tests {
     use super::*;
     use crate::tools::default_tools;
     use serde_json::{json, Value};
+
+    /// A burst stops to write at the pacing's threshold: 2 KiB while the client runs on its
+    /// own CPU, `HOLD_AT` while it shares the server's.
+    #[test]
+    fn a_burst_stops_to_write_at_the_pacing_threshold() {
+        use crate::pacing::{HOLD_AT, WRITE_AT};
+        use mcp_protocol::{FramingMode, Response};
+        let reply =
+            |id: i64| Outgoing::from(Response::success(id.into(), json!({"t": "x".repeat(200)})));
+        for (pacing, at) in [(Pacing::new(), WRITE_AT), (Pacing::held(), HOLD_AT)] {
+            let mut replies = Replies::new(StdioCodec::new(FramingMode::Ndjson));
+            replies.pacing = pacing;
+            let mut id = 0;
+            while !replies.due() {
+                id += 1;
+                replies.encode(reply(id)).unwrap();
+            }
+            let one = replies.buf.len() / usize::try_from(id).unwrap();
+            assert!(replies.buf.len() >= at, "{} < {at}", replies.buf.len());
+            assert!(
+                replies.buf.len() < at + one,
+                "{} >= {at} + {one}",
+                replies.buf.len()
+            );
+        }
+    }
 
     /// Serves `input` (newline-delimited) to its end; returns every reply, parsed.
     async fn replies(input: &str) -> Vec<Value> {

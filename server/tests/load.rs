@@ -5,8 +5,8 @@
 //! `/proc/<pid>/status` (`VmRSS` now, `VmHWM` the peak).
 //!
 //! What bounds the server's memory when its reader is slow: the server runs one task that
-//! reads, dispatches and writes, and it writes its pending output (at most ~64 KiB plus one
-//! reply, `WRITE_AT` in `serve.rs`) before it reads more input; replies of tool calls that run
+//! reads, dispatches and writes, and it writes its pending output (at most 24 KiB plus one
+//! reply, `HOLD_AT` in `pacing.rs`) before it reads more input; replies of tool calls that run
 //! in their own task come through a channel of `Config::outgoing_queue` (1024) replies. So a
 //! client that stops reading stdout blocks the server's write, the server stops reading stdin,
 //! the pipes fill, and the client's own writes block: back-pressure, not buffering.
