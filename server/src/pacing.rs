@@ -66,7 +66,17 @@ impl Pacing {
     }
 
     fn count(&mut self, now: Option<c_long>) {
-        self.held = matches!((self.switches, now), (Some(before), Some(now)) if now > before);
+        let held = matches!((self.switches, now), (Some(before), Some(now)) if now > before);
+        match (self.held, held) {
+            (false, true) => {
+                tracing::trace!("preempted after a write: replies held to a burst's end")
+            }
+            (true, false) => {
+                tracing::trace!("not preempted after a write: replies written every 2 KiB")
+            }
+            _ => {}
+        }
+        self.held = held;
         self.switches = now;
     }
 }
