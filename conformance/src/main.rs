@@ -125,6 +125,12 @@ enum StdioArg {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
+enum PinArg {
+    Same,
+    Split,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
 enum FloorReplyArg {
     Plain,
     Structured,
@@ -214,6 +220,12 @@ struct BenchCli {
     /// the library itself can drive; no EOF burst).
     #[arg(long, value_enum, default_value_t = DriverArg::Lean)]
     driver: DriverArg,
+
+    /// Pin the server and the bench's driver thread: both to the first CPU this process may use
+    /// (same), or the server to the second (split). Unpinned, the scheduler picks, and on a
+    /// small machine a server can run several times faster in one placement than the other.
+    #[arg(long, value_enum, value_name = "PLACEMENT")]
+    pin: Option<PinArg>,
 
     /// Seconds each single wait (a reply, progress, an exit) may take.
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
@@ -534,6 +546,19 @@ fn run_bench(cli: BenchCli) -> u8 {
     };
     target.env = cli.env.clone();
     target.cwd = cli.cwd.clone();
+    let pin = match cli.pin {
+        None => None,
+        Some(arg) => {
+            let placement = match arg {
+                PinArg::Same => bench::pin::Placement::Same,
+                PinArg::Split => bench::pin::Placement::Split,
+            };
+            match bench::pin::allowed().and_then(|cpus| bench::pin::Pin::choose(placement, &cpus)) {
+                Ok(pin) => Some(pin),
+                Err(e) => return usage(e),
+            }
+        }
+    };
     let config = BenchConfig {
         target,
         label,
@@ -552,6 +577,7 @@ fn run_bench(cli: BenchCli) -> u8 {
         warmup: cli.warmup,
         wait: Duration::from_secs_f64(cli.timeout),
         progress: bench::progress_wanted(),
+        pin,
     };
     let runs = match bench::run(&config) {
         Ok(r) => r,

@@ -436,6 +436,99 @@ fn warmup_starts_come_before_the_runs_and_are_counted_exactly() {
     }
 }
 
+/// `--pin` starts every server process (warm-up and runs) on the CPU it reports, as a wrapper
+/// that notes its own affinity before running the bundled server sees: the driver's CPU for
+/// `same`, the next allowed one for `split` (where the machine has two).
+#[test]
+fn pin_starts_each_server_on_the_cpu_the_report_names() {
+    let server = echo_server();
+    let allowed = mcp_conformance::bench::pin::allowed().unwrap();
+    let placements: &[&str] = if allowed.len() >= 2 {
+        &["same", "split"]
+    } else {
+        &["same"]
+    };
+    for placement in placements {
+        let log =
+            std::env::temp_dir().join(format!("mcp-bench-pin-{}-{placement}", std::process::id()));
+        let _ = std::fs::remove_file(&log);
+        let script = "import os, sys; open(sys.argv[1], 'a').write(' '.join(map(str, sorted(os.sched_getaffinity(0)))) + '\\n'); os.execv(sys.argv[2], [sys.argv[2]])";
+        let args: Vec<String> = [
+            "bench",
+            "--calls",
+            "50",
+            "--window",
+            "1,4",
+            "--timeout",
+            "5",
+            "--format",
+            "json",
+            "--warmup",
+            "1",
+            "--runs",
+            "2",
+            "--pin",
+            placement,
+            "--",
+            "python3",
+            "-S",
+            "-c",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            script.to_string(),
+            log.display().to_string(),
+            server.display().to_string(),
+        ])
+        .collect();
+        let run = run(&args);
+        assert_eq!(run.code, 0, "{}", shown(&run));
+        let report = run.json();
+        let pin = &report["pin"];
+        assert_eq!(pin["placement"], *placement, "{}", shown(&run));
+        let driver = pin["driverCpu"].as_u64().unwrap();
+        let server_cpu = pin["serverCpu"].as_u64().unwrap();
+        assert_eq!(driver, allowed[0] as u64, "{}", shown(&run));
+        let expected = if *placement == "same" {
+            allowed[0]
+        } else {
+            allowed[1]
+        };
+        assert_eq!(server_cpu, expected as u64, "{}", shown(&run));
+        let starts = std::fs::read_to_string(&log).unwrap();
+        let _ = std::fs::remove_file(&log);
+        assert_eq!(
+            starts.lines().collect::<Vec<_>>(),
+            vec![expected.to_string(); 3],
+            "{}",
+            shown(&run)
+        );
+    }
+    let (run, report) = bench(&[]);
+    assert_eq!(report["pin"], Value::Null, "{}", shown(&run));
+}
+
+/// `--pin split` where this process may use one CPU is a usage error that says so.
+#[test]
+fn pin_split_on_one_cpu_is_a_usage_error() {
+    let mut cmd = std::process::Command::new("python3");
+    cmd.args([
+        "-S",
+        "-c",
+        "import os, sys; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); os.execv(sys.argv[1], sys.argv[1:])",
+    ])
+    .arg(common::harness())
+    .args(["bench", "--pin", "split", "--calls", "10"]);
+    let run = common::run_command(cmd, vec!["bench --pin split (one CPU)".into()], |_| {});
+    assert_eq!(run.code, 2, "{}", shown(&run));
+    assert!(
+        run.stderr.contains("--pin split needs two CPUs"),
+        "{}",
+        shown(&run)
+    );
+}
+
 #[test]
 fn a_wrong_id_fails_the_run() {
     bench_fails(

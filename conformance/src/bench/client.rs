@@ -42,8 +42,11 @@ fn options(config: &BenchConfig) -> ClientOptions {
 /// the end of the handshake (the `initialize` reply, then `notifications/initialized` queued).
 async fn start(config: &BenchConfig) -> Result<(Client, f64), DriveError> {
     let spawned = Instant::now();
-    let client = Client::spawn(config.target.command(), options(config))
-        .map_err(|e| DriveError::Start(format!("cannot start {}: {e}", config.target.display())))?;
+    let client = super::pin::on_server_cpu(config.pin, || {
+        Client::spawn(config.target.command(), options(config))
+    })
+    .map_err(DriveError::Start)?
+    .map_err(|e| DriveError::Start(format!("cannot start {}: {e}", config.target.display())))?;
     client
         .connect()
         .await

@@ -7,6 +7,7 @@ pub mod client;
 pub mod driver;
 pub mod floor;
 mod header;
+pub mod pin;
 pub mod procfs;
 pub mod report;
 mod shape;
@@ -52,6 +53,8 @@ pub struct BenchConfig {
     pub warmup: usize,
     pub wait: Duration,
     pub progress: bool,
+    /// Where the server and the driver run (`--pin`); `None` leaves it to the scheduler.
+    pub pin: Option<pin::Pin>,
 }
 
 impl BenchConfig {
@@ -142,6 +145,7 @@ impl std::fmt::Display for BenchError {
 
 /// Runs every run; stops at the first verification failure.
 pub fn run(config: &BenchConfig) -> Result<Vec<RunResult>, BenchError> {
+    let _pinned = pin::Pinned::driver(config.pin).map_err(BenchError::Start)?;
     for w in 0..config.warmup {
         if config.progress {
             eprint!(
@@ -417,7 +421,10 @@ fn run_once(config: &BenchConfig, run: usize) -> Result<RunResult, DriveError> {
 /// to the reply.
 fn start(config: &BenchConfig) -> Result<(Server, f64), DriveError> {
     let spawned = Instant::now();
-    let mut server = Server::spawn(&config.target, config.framing, config.stdio, config.wait)?;
+    let mut server = pin::on_server_cpu(config.pin, || {
+        Server::spawn(&config.target, config.framing, config.stdio, config.wait)
+    })
+    .map_err(DriveError::Start)??;
     let init = format!(
         r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{BENCH_VERSION}","capabilities":{{}},"clientInfo":{{"name":"mcp-conformance-bench","version":"{}"}}}}}}"#,
         env!("CARGO_PKG_VERSION")

@@ -16,6 +16,7 @@
 //!   "warmup": 1,                                    // unmeasured starts before the runs
 //!   "driver": "lean",                               // or "client" (the mcp-client library)
 //!   "stdio": "pipes",                               // or "socket" (--stdio socket)
+//!   "pin": null,              // or {"placement": "same"|"split", "driverCpu": 0, "serverCpu": 1}
 //!   "results": [
 //!     {"payload": 64, "window": 1,
 //!      "p50Us": S, "p99Us": S, "meanUs": S, "callsPerSec": S,
@@ -94,6 +95,11 @@ pub fn json(config: &BenchConfig, runs: &[RunResult]) -> Value {
         "warmup": config.warmup,
         "driver": config.driver.name(),
         "stdio": config.stdio.name(),
+        "pin": config.pin.map(|p| json!({
+            "placement": p.placement.name(),
+            "driverCpu": p.driver,
+            "serverCpu": p.server,
+        })),
         "results": results,
         "startMs": top(&|r| Some(r.start_ms)),
         "peakRssKiB": top(&|r| r.peak_rss_kib),
@@ -126,7 +132,7 @@ fn fmt(s: Option<Spread>, decimals: usize) -> String {
 pub fn text(config: &BenchConfig, runs: &[RunResult]) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "bench {} ({}{}{}), {} run(s): {} pipelined / {} sequential calls per cell; median (min–max)\n\n",
+        "bench {} ({}{}{}{}), {} run(s): {} pipelined / {} sequential calls per cell; median (min–max)\n\n",
         config.label,
         framing_name(config.framing),
         match config.stdio {
@@ -136,6 +142,11 @@ pub fn text(config: &BenchConfig, runs: &[RunResult]) -> String {
         match config.driver {
             DriverKind::Lean => "",
             DriverKind::Client => ", calls made through the mcp-client library",
+        },
+        match config.pin {
+            None => String::new(),
+            Some(p) if p.driver == p.server => format!(", server and driver pinned to CPU {}", p.driver),
+            Some(p) => format!(", driver pinned to CPU {}, server to CPU {}", p.driver, p.server),
         },
         runs.len(),
         config.calls,
