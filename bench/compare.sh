@@ -2,7 +2,9 @@
 # Peer comparison: ours (both framings), rmcp stdio() and stdio_pipes(), the TypeScript SDK,
 # the Python SDK and the floor (mcp-conformance bench --floor, and --floor-reply structured:
 # the floor sending our reply, the text twice; and in Content-Length framing), and ours and the floor once more over a
-# socketpair (--stdio socket, as Node-based hosts connect servers), run INTERLEAVED for R rounds
+# socketpair (--stdio socket, as Node-based hosts connect servers), and ours and the floor pinned
+# beside the bench's driver (--pin same) and on a CPU of their own (--pin split), so each pair is
+# measured in one placement; all run INTERLEAVED for R rounds
 # (A B C, B C A, ...: each round starts one server further on), each invocation one fresh run
 # (--runs 1 --format json) with payloads 64 and 16384 B and windows 1 and 64. Raw JSON goes to bench/results/<stamp>/;
 # bench/summarize.py takes medians across rounds and writes its section of BENCHMARKS.md
@@ -54,7 +56,7 @@ mkdir -p "$dir"
 common=(--runs 1 --format json --payload 64,16384 --window 1,64 --timeout "$timeout_s")
 
 # name | calls | bench args (before and after --), one server per line, in run order.
-servers=(ours-ndjson ours-content-length rmcp-stdio rmcp-pipes ts-sdk python-sdk floor floor-structured floor-content-length ours-socket floor-socket)
+servers=(ours-ndjson ours-content-length rmcp-stdio rmcp-pipes ts-sdk python-sdk floor floor-structured floor-content-length ours-socket floor-socket ours-same floor-same ours-split floor-split)
 args_for() {
   case "$1" in
     ours-ndjson)         echo "--framing ndjson --calls $calls -- $ours" ;;
@@ -70,6 +72,12 @@ args_for() {
     # Over a socketpair, as Node-based hosts (Claude Code, Cursor) connect their servers.
     ours-socket)         echo "--stdio socket --framing ndjson --calls $calls -- $ours" ;;
     floor-socket)        echo "--floor --stdio socket --calls $calls" ;;
+    # Placement fixed, so ours and the floor are compared in the same one (on one CPU, split
+    # exits 2 and its rows say "no data").
+    ours-same)           echo "--pin same --framing ndjson --calls $calls -- $ours" ;;
+    floor-same)          echo "--pin same --floor --calls $calls" ;;
+    ours-split)          echo "--pin split --framing ndjson --calls $calls -- $ours" ;;
+    floor-split)         echo "--pin split --floor --calls $calls" ;;
   esac
 }
 
