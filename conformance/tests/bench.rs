@@ -385,51 +385,56 @@ fn bench_args(target: &[String], extra: &[&str]) -> Vec<String> {
     args
 }
 
+/// Benches the bundled server behind a Python wrapper that appends `line` (a Python expression)
+/// to a log for each start, then runs the server; returns the run (which must exit 0) and the
+/// logged lines.
+fn logged_starts(name: &str, line: &str, extra: &[&str]) -> (Run, Vec<String>) {
+    let log = std::env::temp_dir().join(format!("mcp-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let script = format!(
+        "import os, sys; open(sys.argv[1], 'a').write({line} + '\\n'); os.execv(sys.argv[2], [sys.argv[2]])"
+    );
+    let args: Vec<String> = [
+        "bench",
+        "--calls",
+        "50",
+        "--timeout",
+        "5",
+        "--format",
+        "json",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .chain([
+        "--".into(),
+        "python3".into(),
+        "-S".into(),
+        "-c".into(),
+        script,
+        log.display().to_string(),
+        echo_server().display().to_string(),
+    ])
+    .collect();
+    let run = run(&args);
+    assert_eq!(run.code, 0, "{}", shown(&run));
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    (run, lines.lines().map(str::to_owned).collect())
+}
+
 /// `--warmup N` starts the server N times, unmeasured, before the runs: counted by a wrapper
 /// that notes each start in a file and then runs the bundled server.
 #[test]
 fn warmup_starts_come_before_the_runs_and_are_counted_exactly() {
-    let server = echo_server();
     for (warmup, runs) in [(0usize, 1usize), (2, 1), (1, 2)] {
-        let log = std::env::temp_dir().join(format!(
-            "mcp-bench-starts-{}-{warmup}-{runs}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_file(&log);
-        let script =
-            "import os, sys; open(sys.argv[1], 'a').write('start\\n'); os.execv(sys.argv[2], [sys.argv[2]])";
-        let args: Vec<String> = [
-            "bench",
-            "--calls",
-            "50",
-            "--window",
-            "4",
-            "--timeout",
-            "5",
-            "--format",
-            "json",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([
-            "--warmup".into(),
-            warmup.to_string(),
-            "--runs".into(),
-            runs.to_string(),
-            "--".into(),
-            "python3".into(),
-            "-S".into(),
-            "-c".into(),
-            script.to_string(),
-            log.display().to_string(),
-            server.display().to_string(),
-        ])
-        .collect();
-        let run = run(&args);
-        assert_eq!(run.code, 0, "{}", shown(&run));
-        let starts = std::fs::read_to_string(&log).unwrap().lines().count();
-        let _ = std::fs::remove_file(&log);
-        assert_eq!(starts, warmup + runs, "{}", shown(&run));
+        let (w, r) = (warmup.to_string(), runs.to_string());
+        let (run, starts) = logged_starts(
+            &format!("starts-{warmup}-{runs}"),
+            "'start'",
+            &["--window", "4", "--warmup", &w, "--runs", &r],
+        );
+        assert_eq!(starts.len(), warmup + runs, "{}", shown(&run));
         let report = run.json();
         assert_eq!(report["warmup"], warmup, "{}", shown(&run));
         assert_eq!(report["runs"], runs, "{}", shown(&run));
@@ -441,7 +446,6 @@ fn warmup_starts_come_before_the_runs_and_are_counted_exactly() {
 /// `same`, the next allowed one for `split` (where the machine has two).
 #[test]
 fn pin_starts_each_server_on_the_cpu_the_report_names() {
-    let server = echo_server();
     let allowed = mcp_conformance::bench::pin::allowed().unwrap();
     let placements: &[&str] = if allowed.len() >= 2 {
         &["same", "split"]
@@ -449,61 +453,24 @@ fn pin_starts_each_server_on_the_cpu_the_report_names() {
         &["same"]
     };
     for placement in placements {
-        let log =
-            std::env::temp_dir().join(format!("mcp-bench-pin-{}-{placement}", std::process::id()));
-        let _ = std::fs::remove_file(&log);
-        let script = "import os, sys; open(sys.argv[1], 'a').write(' '.join(map(str, sorted(os.sched_getaffinity(0)))) + '\\n'); os.execv(sys.argv[2], [sys.argv[2]])";
-        let args: Vec<String> = [
-            "bench",
-            "--calls",
-            "50",
-            "--window",
-            "1,4",
-            "--timeout",
-            "5",
-            "--format",
-            "json",
-            "--warmup",
-            "1",
-            "--runs",
-            "2",
-            "--pin",
-            placement,
-            "--",
-            "python3",
-            "-S",
-            "-c",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([
-            script.to_string(),
-            log.display().to_string(),
-            server.display().to_string(),
-        ])
-        .collect();
-        let run = run(&args);
-        assert_eq!(run.code, 0, "{}", shown(&run));
+        let (run, starts) = logged_starts(
+            &format!("pin-{placement}"),
+            "' '.join(map(str, sorted(os.sched_getaffinity(0))))",
+            &[
+                "--window", "1,4", "--warmup", "1", "--runs", "2", "--pin", placement,
+            ],
+        );
         let report = run.json();
         let pin = &report["pin"];
         assert_eq!(pin["placement"], *placement, "{}", shown(&run));
-        let driver = pin["driverCpu"].as_u64().unwrap();
-        let server_cpu = pin["serverCpu"].as_u64().unwrap();
-        assert_eq!(driver, allowed[0] as u64, "{}", shown(&run));
         let expected = if *placement == "same" {
             allowed[0]
         } else {
             allowed[1]
         };
-        assert_eq!(server_cpu, expected as u64, "{}", shown(&run));
-        let starts = std::fs::read_to_string(&log).unwrap();
-        let _ = std::fs::remove_file(&log);
-        assert_eq!(
-            starts.lines().collect::<Vec<_>>(),
-            vec![expected.to_string(); 3],
-            "{}",
-            shown(&run)
-        );
+        assert_eq!(pin["driverCpu"], allowed[0], "{}", shown(&run));
+        assert_eq!(pin["serverCpu"], expected, "{}", shown(&run));
+        assert_eq!(starts, vec![expected.to_string(); 3], "{}", shown(&run));
     }
     let (run, report) = bench(&[]);
     assert_eq!(report["pin"], Value::Null, "{}", shown(&run));
