@@ -22,7 +22,8 @@ pub(crate) const WRITE_AT: usize = 2 * 1024;
 /// on top within the output buffer's 64 KiB.
 pub(crate) const HOLD_AT: usize = 24 * 1024;
 
-/// Whether the last write was followed by a preemption, judged after every write.
+/// Whether the last write was followed by a preemption, judged after each write of at least
+/// [`WRITE_AT`] bytes.
 #[derive(Debug)]
 pub(crate) struct Pacing {
     held: bool,
@@ -72,7 +73,9 @@ impl Pacing {
                 tracing::trace!("preempted after a write: replies held to a burst's end")
             }
             (true, false) => {
-                tracing::trace!("not preempted after a write: replies written every 2 KiB")
+                tracing::trace!(
+                    "not preempted after a write: replies written every {WRITE_AT} bytes"
+                )
             }
             _ => {}
         }
@@ -116,6 +119,21 @@ mod tests {
         assert_eq!(pacing.threshold(), HOLD_AT);
         pacing.count(Some(9));
         assert_eq!(pacing.threshold(), WRITE_AT);
+    }
+
+    #[test]
+    fn only_writes_of_write_at_or_more_are_judged() {
+        // Any real count is above -1: a judged write holds.
+        let mut pacing = at(Some(-1));
+        pacing.wrote(WRITE_AT - 1);
+        assert_eq!(pacing.threshold(), WRITE_AT);
+        pacing.wrote(WRITE_AT);
+        let judged = if cfg!(target_os = "linux") {
+            HOLD_AT
+        } else {
+            WRITE_AT
+        };
+        assert_eq!(pacing.threshold(), judged);
     }
 
     #[test]

@@ -97,6 +97,14 @@ impl Pinned {
     }
 }
 
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        if let Some(before) = &self.before {
+            let _ = sched_setaffinity(Pid::from_raw(0), before);
+        }
+    }
+}
+
 /// Runs `spawn` with the calling thread on the server's CPU, so the child and every thread it
 /// starts inherit it (as `taskset` would), then moves the thread back to the driver's.
 pub fn on_server_cpu<T>(pin: Option<Pin>, spawn: impl FnOnce() -> T) -> Result<T, String> {
@@ -107,14 +115,6 @@ pub fn on_server_cpu<T>(pin: Option<Pin>, spawn: impl FnOnce() -> T) -> Result<T
     let spawned = spawn();
     pin_thread(p.driver)?;
     Ok(spawned)
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        if let Some(before) = &self.before {
-            let _ = sched_setaffinity(Pid::from_raw(0), before);
-        }
-    }
 }
 
 #[cfg(test)]
