@@ -3,24 +3,11 @@
 //! the server's, so the header every peer writes is read and written without `format!` or a
 //! split into lines; any other header block goes the general way.
 
-use mcp_protocol::codec::plain_header;
+use mcp_protocol::codec::{plain_header, put_plain_header};
 
-/// Appends `Content-Length: N\r\n\r\n` to `out`.
+/// Appends `Content-Length: N\r\n\r\n` to `out`, as the server's encoder writes it.
 pub(crate) fn write(out: &mut Vec<u8>, body: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = body;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(NAME);
-    out.extend_from_slice(&digits[at..]);
-    out.extend_from_slice(b"\r\n\r\n");
+    put_plain_header(out, body);
 }
 
 /// The header block at the start of `data`, once its blank line has arrived: the offset of
@@ -33,8 +20,6 @@ pub(crate) fn read(data: &[u8]) -> Option<(usize, Option<usize>)> {
     let end = memchr::memmem::find(data, b"\r\n\r\n")?;
     Some((end, length(&data[..end])))
 }
-
-const NAME: &[u8] = b"Content-Length: ";
 
 /// The `Content-Length` of a header block: any case, any spacing, among other headers; the
 /// last one counts.

@@ -172,9 +172,7 @@ impl StdioCodec {
             Framing::ContentLength => {
                 let body = serde_json::to_vec(value)?;
                 dst.reserve(body.len() + 32);
-                dst.put_slice(b"Content-Length: ");
-                dst.put_slice(body.len().to_string().as_bytes());
-                dst.put_slice(b"\r\n\r\n");
+                put_plain_header(dst, body.len());
                 dst.put_slice(&body);
             }
         }
@@ -260,7 +258,6 @@ impl Encoder<Outgoing> for StdioCodec {
                 // written. Room for a header as wide as the last one is left in front; when
                 // the guess holds (replies on one connection are alike) nothing moves,
                 // otherwise the body is moved once.
-                const PREFIX: &[u8] = b"Content-Length: ";
                 let start = dst.len();
                 let room = PREFIX.len() + self.length_digits + 4;
                 dst.put_bytes(0, room);
@@ -285,6 +282,18 @@ impl Encoder<Outgoing> for StdioCodec {
         }
         Ok(())
     }
+}
+
+/// The start of the header block every peer writes (LSP base protocol, "Header Part").
+const PREFIX: &[u8] = b"Content-Length: ";
+
+/// Appends `Content-Length: N\r\n\r\n`, the plain header [`plain_header`] reads, for a body of
+/// `body` bytes.
+pub fn put_plain_header(dst: &mut impl BufMut, body: usize) {
+    let mut digits = [0u8; 20];
+    dst.put_slice(PREFIX);
+    dst.put_slice(decimal(body, &mut digits));
+    dst.put_slice(b"\r\n\r\n");
 }
 
 /// `n` in decimal, written at the end of `buf`.
