@@ -60,11 +60,16 @@ impl Pin {
 
 /// The CPUs the calling thread may use, in ascending order.
 pub fn allowed() -> Result<Vec<usize>, String> {
-    let set = sched_getaffinity(Pid::from_raw(0))
-        .map_err(|e| format!("--pin: cannot read this thread's CPU affinity: {e}"))?;
+    let set = affinity()?;
     Ok((0..CpuSet::count())
         .filter(|&cpu| set.is_set(cpu).unwrap_or(false))
         .collect())
+}
+
+/// The calling thread's CPU set.
+fn affinity() -> Result<CpuSet, String> {
+    sched_getaffinity(Pid::from_raw(0))
+        .map_err(|e| format!("--pin: cannot read this thread's CPU affinity: {e}"))
 }
 
 /// Pins the calling thread to `cpu`.
@@ -88,8 +93,7 @@ impl Pinned {
         let Some(p) = pin else {
             return Ok(Pinned { before: None });
         };
-        let before = sched_getaffinity(Pid::from_raw(0))
-            .map_err(|e| format!("--pin: cannot read this thread's CPU affinity: {e}"))?;
+        let before = affinity()?;
         pin_thread(p.driver)?;
         Ok(Pinned {
             before: Some(before),
