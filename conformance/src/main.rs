@@ -216,6 +216,12 @@ struct BenchCli {
     #[arg(long, value_enum, value_name = "REPLY", requires = "floor")]
     floor_reply: Option<FloorReplyArg>,
 
+    /// Busy CPU time, in nanoseconds, the floor spends on each request it answers: a floor
+    /// that costs what a server costs per call, to tell what the scheduler's placement alone
+    /// does to throughput (BENCHMARKS.md, "Placement follows CPU per call").
+    #[arg(long, value_name = "NS", requires = "floor")]
+    floor_work: Option<u64>,
+
     /// What makes the calls: the lean load driver, or the mcp-client library (to measure what
     /// the library itself can drive; no EOF burst).
     #[arg(long, value_enum, default_value_t = DriverArg::Lean)]
@@ -257,7 +263,23 @@ fn main() -> ExitCode {
                     }
                 }
             };
-            return ExitCode::from(bench::floor::serve(cl, reply));
+            let work = match args.get(4).and_then(|a| a.to_str()) {
+                None => 0,
+                Some(ns) => match ns.parse::<u64>() {
+                    Ok(ns) => ns,
+                    Err(_) => {
+                        eprintln!(
+                            "mcp-conformance: floor work `{ns}` is not a number of nanoseconds"
+                        );
+                        return ExitCode::from(USAGE);
+                    }
+                },
+            };
+            return ExitCode::from(bench::floor::serve(
+                cl,
+                reply,
+                std::time::Duration::from_nanos(work),
+            ));
         }
         Some("bench") => {
             let cli = BenchCli::parse_from(
@@ -524,12 +546,16 @@ fn run_bench(cli: BenchCli) -> u8 {
                 bench::floor::FLOOR_FLAG.to_owned(),
                 framing_arg.to_owned(),
                 reply.name().to_owned(),
+                cli.floor_work.unwrap_or(0).to_string(),
             ],
         );
-        let label = match reply {
+        let mut label = match reply {
             bench::floor::Reply::Plain => "(floor)".to_owned(),
             bench::floor::Reply::Structured => "(floor, structured reply)".to_owned(),
         };
+        if let Some(ns) = cli.floor_work.filter(|&ns| ns > 0) {
+            label = format!("{}, {ns} ns of work per call)", label.trim_end_matches(')'));
+        }
         (t, label)
     } else if let Some((program, args)) = cli.command.split_first() {
         let t = Target::new(program.clone(), program.clone(), args.to_vec());
@@ -564,6 +590,7 @@ fn run_bench(cli: BenchCli) -> u8 {
         label,
         floor: cli.floor,
         floor_reply,
+        floor_work_ns: cli.floor.then_some(cli.floor_work.unwrap_or(0)),
         framing,
         stdio,
         driver: match cli.driver {

@@ -155,6 +155,52 @@ fn benches_the_structured_floor_in_both_framings() {
     assert!(alone.stderr.contains("--floor"), "{}", shown(&alone));
 }
 
+/// `--floor-work NS`: the floor spins NS nanoseconds before each answer, so no round trip can
+/// be shorter; the report says how much work was asked for. Without `--floor` it is a usage
+/// error, and the floor mode refuses a work that is not a number.
+#[test]
+fn the_floor_spends_the_work_it_is_given_on_each_call() {
+    let done = run(&[
+        "bench",
+        "--floor",
+        "--floor-work",
+        "200000",
+        "--calls",
+        "50",
+        "--runs",
+        "1",
+        "--window",
+        "1",
+        "--payload",
+        "64",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(done.code, 0, "{}", shown(&done));
+    let report = done.json();
+    assert_eq!(report["floorWorkNs"], 200_000, "{}", shown(&done));
+    assert_eq!(
+        report["command"],
+        "(floor, 200000 ns of work per call)",
+        "{}",
+        shown(&done)
+    );
+    let p50 = median(&report["results"][0]["p50Us"]);
+    assert!(
+        p50 >= 200.0,
+        "p50 {p50} µs < 200 µs of work\n{}",
+        shown(&done)
+    );
+    let (done, report) = bench(&["--floor"]);
+    assert_eq!(report["floorWorkNs"], 0, "{}", shown(&done));
+    let alone = run(&["bench", "--floor-work", "100"]);
+    assert_eq!(alone.code, 2, "{}", shown(&alone));
+    assert!(alone.stderr.contains("--floor"), "{}", shown(&alone));
+    let bad = run(&["--floor-server", "ndjson", "plain", "soon"]);
+    assert_eq!(bad.code, 2, "{}", shown(&bad));
+    assert!(bad.stderr.contains("`soon`"), "{}", shown(&bad));
+}
+
 /// Runs `program args` with `input` on stdin and returns its stdout, killing it after 10 s.
 fn answers(program: &std::path::Path, args: &[&str], input: &[u8]) -> Vec<u8> {
     use std::io::{Read, Write};

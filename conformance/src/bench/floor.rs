@@ -1,7 +1,7 @@
 //! The floor: a trivial stdio program that answers each request with a canned reply, as the
 //! reference for what the pipes and the load driver cost. It runs as a hidden mode of this
-//! binary (`mcp-conformance --floor-server [ndjson|content-length]`), so no extra executable
-//! is needed.
+//! binary (`mcp-conformance --floor-server [ndjson|content-length] [plain|structured] [NS]`), so
+//! no extra executable is needed.
 //!
 //! It reads stdin in large chunks and, for every complete frame in a chunk, finds `"id":` and
 //! the `"text":"…"` string with `memchr`-level scanning (no JSON tree), splices them into a
@@ -14,9 +14,15 @@
 //! `outputSchema` must send from 2025-06-18 (spec, server/tools "Structured Content"), in the
 //! shape `mcp-echo-server` sends it. With large texts the pipes and the driver cost per byte, so
 //! the second floor tells how close a server is to what its own reply costs to carry.
+//!
+//! With `--floor-work NS` it also spins for NS nanoseconds on each request it answers. On a
+//! machine with few CPUs the scheduler places a pair of processes by how busy they keep a CPU,
+//! so a floor that costs what a server costs per call shows what that placement alone does to
+//! the server's throughput (BENCHMARKS.md, "Placement follows CPU per call").
 
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
 
 use memchr::memmem;
 
@@ -53,8 +59,9 @@ impl Reply {
     }
 }
 
-/// Runs the floor on stdin/stdout until stdin closes; returns the process exit code.
-pub fn serve(content_length: bool, reply: Reply) -> u8 {
+/// Runs the floor on stdin/stdout until stdin closes; returns the process exit code. `work`
+/// is busy CPU time spent on each request it answers (`--floor-work`).
+pub fn serve(content_length: bool, reply: Reply, work: Duration) -> u8 {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     // The output pipe grown as `mcp-echo-server` grows it (its `stdio::OUTPUT_PIPE_BYTES`, and
@@ -118,6 +125,7 @@ pub fn serve(content_length: bool, reply: Reply) -> u8 {
             };
             body.clear();
             if answer(frame, reply, &mut body) {
+                busy(work);
                 if content_length {
                     header::write(&mut out, body.len());
                     out.extend_from_slice(&body);
@@ -141,6 +149,18 @@ pub fn serve(content_length: bool, reply: Reply) -> u8 {
             }
             out.clear();
         }
+    }
+}
+
+/// Keeps this CPU busy for `work`: a request that costs what a real server's costs, without
+/// that server's other differences (its threads, its writes).
+fn busy(work: Duration) {
+    if work.is_zero() {
+        return;
+    }
+    let start = Instant::now();
+    while start.elapsed() < work {
+        std::hint::spin_loop();
     }
 }
 

@@ -38,6 +38,9 @@ pub struct BenchConfig {
     pub floor: bool,
     /// The floor's echo reply; `None` when benching a server.
     pub floor_reply: Option<floor::Reply>,
+    /// Busy time the floor spends per answered request, in nanoseconds (`--floor-work`);
+    /// `None` when benching a server.
+    pub floor_work_ns: Option<u64>,
     pub framing: Framing,
     /// How the server's stdin and stdout are connected (the lean driver only).
     pub stdio: driver::Stdio,

@@ -8,6 +8,7 @@
 //!   "command": "target/release/mcp-echo-server",   // or "(floor)"
 //!   "floor": false,
 //!   "floorReply": null,                             // or "plain", "structured" (--floor-reply)
+//!   "floorWorkNs": null,                            // the floor's: 0, or --floor-work
 //!   "framing": "ndjson",                            // or "content-length"
 //!   "calls": 20000,                                 // per pipelined cell
 //!   "sequentialCalls": 5000,                        // per window-1 cell (capped)
@@ -87,6 +88,7 @@ pub fn json(config: &BenchConfig, runs: &[RunResult]) -> Value {
         "command": config.label,
         "floor": config.floor,
         "floorReply": config.floor_reply.map(|r| r.name()),
+        "floorWorkNs": config.floor_work_ns,
         "framing": framing_name(config.framing),
         "calls": config.calls,
         "sequentialCalls": config.sequential_calls(),
