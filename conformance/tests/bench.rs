@@ -150,6 +150,7 @@ fn benches_the_structured_floor_in_both_framings() {
     echo_server();
     let (done, report) = bench(&[]);
     assert_eq!(report["floorReply"], Value::Null, "{}", shown(&done));
+    assert_eq!(report["floorWorkNs"], Value::Null, "{}", shown(&done));
     let alone = run(&["bench", "--floor-reply", "structured"]);
     assert_eq!(alone.code, 2, "{}", shown(&alone));
     assert!(alone.stderr.contains("--floor"), "{}", shown(&alone));
