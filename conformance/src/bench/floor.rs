@@ -16,9 +16,10 @@
 //! the second floor tells how close a server is to what its own reply costs to carry.
 //!
 //! With `--floor-work NS` it also spins for NS nanoseconds on each request it answers. On a
-//! machine with few CPUs the scheduler places a pair of processes by how busy they keep a CPU,
-//! so a floor that costs what a server costs per call shows what that placement alone does to
-//! the server's throughput (BENCHMARKS.md, "Placement follows CPU per call").
+//! machine with few CPUs, where the scheduler puts a pair of processes follows, among other
+//! things, how busy they keep a CPU; a floor that costs what a server costs per call shows
+//! what that placement alone does to the server's throughput (BENCHMARKS.md, "Placement
+//! follows CPU per call").
 
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
