@@ -526,6 +526,7 @@ fn run_bench(cli: BenchCli) -> u8 {
         None | Some(FloorReplyArg::Plain) => bench::floor::Reply::Plain,
         Some(FloorReplyArg::Structured) => bench::floor::Reply::Structured,
     });
+    let floor_work_ns = cli.floor.then(|| cli.floor_work.unwrap_or(0));
     let (mut target, label) = if cli.floor {
         if !cli.command.is_empty() {
             return usage("give either --floor or a command after --, not both");
@@ -546,16 +547,17 @@ fn run_bench(cli: BenchCli) -> u8 {
                 bench::floor::FLOOR_FLAG.to_owned(),
                 framing_arg.to_owned(),
                 reply.name().to_owned(),
-                cli.floor_work.unwrap_or(0).to_string(),
+                floor_work_ns.unwrap_or(0).to_string(),
             ],
         );
         let mut label = match reply {
-            bench::floor::Reply::Plain => "(floor)".to_owned(),
-            bench::floor::Reply::Structured => "(floor, structured reply)".to_owned(),
+            bench::floor::Reply::Plain => "(floor".to_owned(),
+            bench::floor::Reply::Structured => "(floor, structured reply".to_owned(),
         };
-        if let Some(ns) = cli.floor_work.filter(|&ns| ns > 0) {
-            label = format!("{}, {ns} ns of work per call)", label.trim_end_matches(')'));
+        if let Some(ns) = floor_work_ns.filter(|&ns| ns > 0) {
+            label.push_str(&format!(", {ns} ns of work per call"));
         }
+        label.push(')');
         (t, label)
     } else if let Some((program, args)) = cli.command.split_first() {
         let t = Target::new(program.clone(), program.clone(), args.to_vec());
@@ -590,7 +592,7 @@ fn run_bench(cli: BenchCli) -> u8 {
         label,
         floor: cli.floor,
         floor_reply,
-        floor_work_ns: cli.floor.then_some(cli.floor_work.unwrap_or(0)),
+        floor_work_ns,
         framing,
         stdio,
         driver: match cli.driver {
