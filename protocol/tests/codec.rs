@@ -523,3 +523,22 @@ fn content_length_headers_are_exact_as_body_lengths_change_width() {
     }
     assert!(out[..] == expected[..], "encoded frames differ");
 }
+
+/// The header the Content-Length encoders write, and peers that frame for themselves (the
+/// conformance bench): `Content-Length: N\r\n\r\n`, N in decimal, appended.
+#[test]
+fn put_plain_header_appends_the_header_for_any_length() {
+    let written = |body: usize| {
+        let mut out = b"x".to_vec();
+        mcp_protocol::codec::put_plain_header(&mut out, body);
+        out
+    };
+    assert_eq!(written(0), b"xContent-Length: 0\r\n\r\n");
+    assert_eq!(written(7), b"xContent-Length: 7\r\n\r\n");
+    assert_eq!(written(154), b"xContent-Length: 154\r\n\r\n");
+    assert_eq!(written(16_531), b"xContent-Length: 16531\r\n\r\n");
+    assert_eq!(
+        written(usize::MAX),
+        format!("xContent-Length: {}\r\n\r\n", usize::MAX).as_bytes()
+    );
+}

@@ -16,6 +16,7 @@ use std::process::{Child, Command};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
+use mcp_protocol::codec::put_plain_header;
 use mcp_protocol::Framing;
 use memchr::memmem;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
@@ -549,7 +550,7 @@ impl Server {
         }
         if self.framing == Framing::ContentLength {
             let body: usize = parts.iter().map(|p| p.len()).sum();
-            header::write(out, body);
+            put_plain_header(out, body);
         }
         for part in parts {
             out.extend_from_slice(part);

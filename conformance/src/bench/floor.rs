@@ -25,6 +25,7 @@ use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
+use mcp_protocol::codec::put_plain_header;
 use memchr::memmem;
 
 use super::header;
@@ -128,7 +129,7 @@ pub fn serve(content_length: bool, reply: Reply, work: Duration) -> u8 {
             if answer(frame, reply, &mut body) {
                 busy(work);
                 if content_length {
-                    header::write(&mut out, body.len());
+                    put_plain_header(&mut out, body.len());
                     out.extend_from_slice(&body);
                 } else {
                     out.extend_from_slice(&body);

@@ -1,14 +1,10 @@
-//! The `Content-Length: N\r\n\r\n` header in front of each frame, for the load driver and the
-//! floor. At window 1 the driver's and the floor's share of a round trip is measured alongside
-//! the server's, so the header every peer writes is read and written without `format!` or a
-//! split into lines; any other header block goes the general way.
+//! Reading the `Content-Length: N\r\n\r\n` header in front of each frame, for the load driver
+//! and the floor. At window 1 the driver's and the floor's share of a round trip is measured
+//! alongside the server's, so the header every peer writes is read without a split into
+//! lines; any other header block goes the general way. Both write it with the protocol's
+//! [`mcp_protocol::codec::put_plain_header`].
 
-use mcp_protocol::codec::{plain_header, put_plain_header};
-
-/// Appends `Content-Length: N\r\n\r\n` to `out`, as the server's encoder writes it.
-pub(crate) fn write(out: &mut Vec<u8>, body: usize) {
-    put_plain_header(out, body);
-}
+use mcp_protocol::codec::plain_header;
 
 /// The header block at the start of `data`, once its blank line has arrived: the offset of
 /// that `\r\n\r\n`, and the `Content-Length` it gives (`None`: none, or not a number).
@@ -39,30 +35,13 @@ fn length(headers: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn written(body: usize) -> Vec<u8> {
-        let mut out = b"x".to_vec();
-        write(&mut out, body);
-        out
-    }
-
-    #[test]
-    fn writes_the_plain_header() {
-        assert_eq!(written(0), b"xContent-Length: 0\r\n\r\n");
-        assert_eq!(written(7), b"xContent-Length: 7\r\n\r\n");
-        assert_eq!(written(154), b"xContent-Length: 154\r\n\r\n");
-        assert_eq!(written(16_531), b"xContent-Length: 16531\r\n\r\n");
-        assert_eq!(
-            written(usize::MAX),
-            format!("xContent-Length: {}\r\n\r\n", usize::MAX).as_bytes()
-        );
-    }
+    use mcp_protocol::codec::put_plain_header;
 
     #[test]
     fn reads_what_it_writes_and_what_the_general_path_reads() {
         for body in [0, 1, 9, 10, 99, 154, 16_531, 999_999_999_999_999] {
             let mut frame = Vec::new();
-            write(&mut frame, body);
+            put_plain_header(&mut frame, body);
             let end = frame.len() - 4;
             frame.extend_from_slice(b"{}");
             assert_eq!(read(&frame), Some((end, Some(body))), "{body}");
