@@ -72,6 +72,8 @@ type Transcript = Arc<Mutex<Log>>;
 /// between them is counted.
 #[derive(Debug, Default)]
 struct Log {
+    /// Entries recorded so far, kept or not: entry `n` is the `n`th ever recorded.
+    recorded: usize,
     head: Vec<TranscriptEntry>,
     head_bytes: usize,
     tail: std::collections::VecDeque<TranscriptEntry>,
@@ -82,6 +84,7 @@ struct Log {
 
 impl Log {
     fn push(&mut self, entry: TranscriptEntry) {
+        self.recorded += 1;
         let size = entry.text.len();
         if self.tail.is_empty() && self.head_bytes + size <= KEEP_BYTES {
             self.head_bytes += size;
@@ -100,19 +103,21 @@ impl Log {
         }
     }
 
-    fn entries(&self) -> Vec<TranscriptEntry> {
-        let mut all = self.head.clone();
-        if self.dropped > 0 {
+    /// The entries recorded since entry number `mark` that are still kept, with a note where
+    /// some between them were left out.
+    fn since(&self, mark: usize) -> Vec<TranscriptEntry> {
+        let mut all: Vec<TranscriptEntry> = self.head.iter().skip(mark).cloned().collect();
+        let tail_first = self.recorded - self.tail.len();
+        let skip_in_tail = mark.saturating_sub(tail_first);
+        let left_out = tail_first.saturating_sub(mark.max(self.head.len()));
+        if left_out > 0 {
             all.push(TranscriptEntry {
                 at_ms: self.tail.front().map_or(0.0, |e| e.at_ms),
                 direction: Direction::Event,
-                text: format!(
-                    "… {} entries ({} bytes) left out of the transcript …",
-                    self.dropped, self.dropped_bytes
-                ),
+                text: format!("… {left_out} entries left out of the transcript …"),
             });
         }
-        all.extend(self.tail.iter().cloned());
+        all.extend(self.tail.iter().skip(skip_in_tail).cloned());
         all
     }
 }
@@ -303,10 +308,25 @@ impl RawConnection {
 
     /// Everything sent and received so far, in order.
     pub fn transcript(&self) -> Vec<TranscriptEntry> {
+        self.transcript_since(0)
+    }
+
+    /// How many transcript entries have been recorded so far: a mark for
+    /// [`RawConnection::transcript_since`], so one process's transcript can be cut into the
+    /// parts that belong to different users of it.
+    pub fn transcript_mark(&self) -> usize {
         self.transcript
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .entries()
+            .recorded
+    }
+
+    /// The entries recorded since `mark` (see [`RawConnection::transcript_mark`]), in order.
+    pub fn transcript_since(&self, mark: usize) -> Vec<TranscriptEntry> {
+        self.transcript
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .since(mark)
     }
 
     fn record(&self, direction: Direction, text: String) {
@@ -356,7 +376,7 @@ mod tests {
                 format!("{i:04} {}", "x".repeat(4000)),
             );
         }
-        let entries = log.lock().unwrap_or_else(PoisonError::into_inner).entries();
+        let entries = log.lock().unwrap_or_else(PoisonError::into_inner).since(0);
         let bytes: usize = entries.iter().map(|e| e.text.len()).sum();
         assert!(bytes <= 2 * KEEP_BYTES + 200, "{bytes} bytes kept");
         assert!(entries[0].text.starts_with("0000 "));
@@ -369,6 +389,45 @@ mod tests {
             gap.text.contains("entries") && gap.text.contains("left out"),
             "{}",
             gap.text
+        );
+    }
+
+    #[test]
+    fn since_a_mark_gives_the_later_entries_and_notes_a_gap() {
+        let log: Transcript = Arc::default();
+        let started = Instant::now();
+        let push = |i: usize| {
+            record(
+                &log,
+                started,
+                Direction::Send,
+                format!("{i:04} {}", "x".repeat(4000)),
+            )
+        };
+        for i in 0..10 {
+            push(i);
+        }
+        let texts = |mark| -> Vec<String> {
+            log.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .since(mark)
+                .iter()
+                .map(|e| e.text.chars().take(4).collect())
+                .collect()
+        };
+        assert_eq!(texts(7), ["0007", "0008", "0009"]);
+        assert_eq!(texts(10), Vec::<String>::new());
+        // Past the head: the middle is dropped; a later mark still gets exactly its entries.
+        for i in 10..1000 {
+            push(i);
+        }
+        assert_eq!(texts(997), ["0997", "0998", "0999"]);
+        let from_start = texts(3);
+        assert_eq!(from_start[0], "0003");
+        assert_eq!(from_start.last().map(String::as_str), Some("0999"));
+        assert!(
+            from_start.iter().any(|t| t.starts_with('…')),
+            "{from_start:?}"
         );
     }
 }

@@ -1,4 +1,5 @@
 //! What a check is, what it can conclude, and how a profile turns that into PASS/FAIL/WARN.
+//! Plain data: the checks themselves are in [`crate::checks`], the running in [`crate::runner`].
 
 use std::fmt;
 use std::time::Duration;
@@ -51,6 +52,38 @@ impl Profile {
     }
 }
 
+/// Which server process a check runs in.
+///
+/// Starting a server can take seconds (`npx`, `uvx`), so a check gets a process of its own
+/// only when it needs one: it tests the lifecycle, or it may leave the server in a state later
+/// checks cannot trust (raw garbage, a closed stdin, a signal). Checks that only need a ready
+/// session share one per era and run one after another in it, in list order, the ones that
+/// end the session ([`CheckInfo::ends_session`]) last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Session {
+    /// Judged from the two start-up processes (`initialize`, `server/discover`) and from what
+    /// the whole run saw; starts nothing of its own.
+    Startup,
+    /// The shared legacy session: `initialize` + `notifications/initialized` done.
+    Legacy,
+    /// The shared 2026-07-28 session: every request carries `_meta`.
+    Modern,
+    /// Fresh processes of its own (a few checks share one observation: see `Ctx::observe`).
+    Own,
+}
+
+impl Session {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Session::Startup => "startup",
+            Session::Legacy => "legacy",
+            Session::Modern => "modern",
+            Session::Own => "own",
+        }
+    }
+}
+
 /// A stable description of a check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckInfo {
@@ -61,9 +94,43 @@ pub struct CheckInfo {
     pub description: String,
     /// Where the requirement comes from (spec page and section, or JSON-RPC 2.0 section).
     pub spec: String,
+    /// The words of the cited text that make the level what it is (MUST, SHOULD), verbatim; for
+    /// an INFO check, what the text leaves open.
+    #[serde(default)]
+    pub quote: String,
     /// Only in the `echo` profile (our server's documented behaviour, not the spec's).
     #[serde(default)]
     pub echo_only: bool,
+    /// The level in the `echo` profile, where it differs: what our server's README promises
+    /// beyond the spec (an INFO check of the spec can be a MUST of ours).
+    #[serde(default)]
+    pub echo_level: Option<Level>,
+    /// The server process it runs in.
+    #[serde(default = "own")]
+    pub session: Session,
+    /// In a shared session: after this check the session is not to be trusted (a second
+    /// `initialize`, SIGTERM), so it runs last.
+    #[serde(default)]
+    pub ends_session: bool,
+    /// In a shared session: it runs before the others (what the handshake left; what every
+    /// later check relies on, such as several requests in one write being answered).
+    #[serde(default)]
+    pub runs_first: bool,
+}
+
+impl CheckInfo {
+    /// Where it runs in its shared session: first, anywhere (list order), or last.
+    pub fn session_order(&self) -> u8 {
+        match (self.runs_first, self.ends_session) {
+            (true, _) => 0,
+            (false, false) => 1,
+            (false, true) => 2,
+        }
+    }
+}
+
+fn own() -> Session {
+    Session::Own
 }
 
 impl CheckInfo {
@@ -84,6 +151,9 @@ pub enum Outcome {
     Observed(String),
     /// The check does not apply (e.g. the server has no tools); the text says why.
     Skip(String),
+    /// It could not be judged: a reply it waited for could not be read (the text says why);
+    /// the check that owns the reason fails.
+    Blocked(String),
 }
 
 impl Outcome {
@@ -110,6 +180,9 @@ pub enum Status {
     /// An INFO check's observation.
     Info,
     Skip,
+    /// Could not be judged: the replies it waited for could not be read, for a reason another
+    /// check owns and fails ([`CheckResult::blocked_by`]). Never a failure of its own.
+    Blocked,
 }
 
 impl fmt::Display for Status {
@@ -120,6 +193,7 @@ impl fmt::Display for Status {
             Status::Warn => "WARN",
             Status::Info => "INFO",
             Status::Skip => "SKIP",
+            Status::Blocked => "BLOCKED",
         })
     }
 }
@@ -128,6 +202,7 @@ impl fmt::Display for Status {
 pub fn judge(level: Level, outcome: &Outcome, profile: Profile) -> Status {
     match (outcome, level) {
         (Outcome::Skip(_), _) => Status::Skip,
+        (Outcome::Blocked(_), _) => Status::Blocked,
         (_, Level::Info) | (Outcome::Observed(_), _) => Status::Info,
         (Outcome::Pass(_), _) => Status::Pass,
         (Outcome::Fail { .. }, Level::Must) => Status::Fail,
@@ -146,11 +221,37 @@ pub struct CheckResult {
     pub outcome: Outcome,
     /// Listed in `--expected-failures`: a FAIL that does not fail the run.
     pub expected_failure: bool,
+    /// For a [`Status::Blocked`] check: the check that owns (and fails) the reason.
+    pub blocked_by: Option<String>,
+    /// The shared session broke during this check (the server exited or stopped answering):
+    /// how; the checks after it got a new one.
+    pub broke_session: Option<String>,
     pub duration: Duration,
-    /// Frames exchanged (both directions, timestamps) by the check's server processes.
+    /// Frames exchanged by the check's server processes, in milliseconds since the check
+    /// started; an event entry names each process before its frames.
     pub transcript: Vec<TranscriptEntry>,
     /// The server's stderr during the check (last lines).
     pub stderr: Vec<String>,
+}
+
+/// How long the target's server processes took to answer their first request, and how many
+/// were started.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Starts {
+    /// Processes started for this target.
+    pub count: usize,
+    /// Time from spawn to the first reply of each start that answered, in start order.
+    pub answered: Vec<Duration>,
+}
+
+impl Starts {
+    /// The first, median and slowest start that answered.
+    pub fn first_median_slowest(&self) -> Option<(Duration, Duration, Duration)> {
+        let first = *self.answered.first()?;
+        let mut sorted = self.answered.clone();
+        sorted.sort();
+        Some((first, sorted[sorted.len() / 2], sorted[sorted.len() - 1]))
+    }
 }
 
 /// What the run says about one target.
@@ -176,6 +277,10 @@ pub struct TargetReport {
     pub results: Vec<CheckResult>,
     /// Listed expected failures that now pass: they fail the run so baselines shrink.
     pub stale_expected_failures: Vec<String>,
+    /// Root causes: replies that arrived but could not be matched to requests, each owned
+    /// (and failed) by one check, which the checks it blocked name.
+    pub findings: Vec<crate::mismatch::Finding>,
+    pub starts: Starts,
     pub duration: Duration,
 }
 

@@ -2,21 +2,33 @@
 //! and stateless 2026-07-28 ones, against any stdio MCP server; reports which protocol era(s)
 //! it speaks and, with spec references, what it does wrong.
 //!
-//! * [`check`]: levels (MUST / SHOULD / INFO), outcomes, profiles and verdicts.
-//! * [`checks`]: the built-in checks; [`scenario`]: checks as JSON data (`--scenario-file`).
-//! * [`probe`]: one server process with the vocabulary checks are written in.
-//! * [`runner`]: selection, fresh processes per check, bounded waits, expected failures.
+//! * [`check`]: levels (MUST / SHOULD / INFO), sessions, outcomes, verdicts and reports' data.
+//! * [`checks`]: the built-in checks; [`scenario`]: checks as JSON data (`--scenario-file`);
+//!   [`catalog`]: a check as the runner sees it.
+//! * [`probe`]: one server process with the vocabulary checks are written in;
+//!   [`session`]: the processes a check gets (fresh, shared, observed once);
+//!   [`mismatch`]: replies that cannot be matched, and the root causes they point to.
+//! * [`startup`]: era detection with two processes, and the start error when nothing answers;
+//!   [`runner`]: selection, shared sessions, `--jobs`, expected failures.
 //! * [`bench`]: `mcp-conformance bench`, the load driver and the floor program.
 //! * [`target`]: command lines and host config files; [`report`]: text, JSON, JUnit, transcripts.
 
 pub mod bench;
+pub mod catalog;
 pub mod check;
 pub mod checks;
+pub mod config;
+pub mod era;
+pub mod evidence;
+pub mod mismatch;
 pub mod pattern;
 pub mod probe;
+pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod session;
+pub mod startup;
 pub mod target;
 
 use mcp_protocol::mcp::ProtocolVersion;

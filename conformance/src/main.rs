@@ -9,9 +9,11 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use futures::StreamExt;
 use mcp_conformance::bench::{self, BenchConfig, BenchError, DriverKind};
-use mcp_conformance::check::{Profile, TargetReport};
+use mcp_conformance::catalog::Check;
+use mcp_conformance::check::{Profile, Session, TargetReport};
+use mcp_conformance::config::{Progress, RunConfig};
 use mcp_conformance::report::{json, junit, text, transcript};
-use mcp_conformance::runner::{run_target, select, Check, ExpectedFailures, RunConfig};
+use mcp_conformance::runner::{run_target, select, ExpectedFailures};
 use mcp_conformance::target::{bundled_server, from_config, parse_env, Target};
 use mcp_protocol::Framing;
 
@@ -47,8 +49,8 @@ struct Cli {
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     timeout: f64,
 
-    /// Seconds the server may take to answer its first initialize (at least --timeout); era
-    /// detection's server/discover probe gets as long, up to 10. Generous by default: a server
+    /// Seconds each server process may take to answer its first request (at least --timeout):
+    /// every start gets it, the run's first and every later one. Generous by default: a server
     /// started through npx or uvx may download first.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     start_timeout: f64,
@@ -65,13 +67,20 @@ struct Cli {
     #[arg(long, value_name = "N", default_value_t = 2)]
     concurrency: usize,
 
-    /// How many checks run at once against one server.
+    /// How many checks run at once against one server (the checks of a shared session count
+    /// as one: they run one after another in it).
     #[arg(long, value_name = "N", default_value_t = 1)]
     jobs: usize,
 
-    /// Print every check (id, level, description, spec reference) and exit.
+    /// Print every check (id, level, the server process it runs in, description, spec
+    /// reference) and exit.
     #[arg(long)]
     list: bool,
+
+    /// No progress on stderr (by default one line per finished check when stderr is not a
+    /// terminal, a line rewritten in place when it is).
+    #[arg(long, short)]
+    quiet: bool,
 
     /// Run only checks whose id matches (`lifecycle`, `jsonrpc.*-id`); repeatable.
     #[arg(long, value_name = "PATTERN")]
@@ -329,7 +338,7 @@ async fn run(cli: Cli) -> u8 {
             Ok(t) => t,
             Err(e) => return usage(format!("cannot read {}: {e}", file.display())),
         };
-        match mcp_conformance::scenario::parse(&text) {
+        match mcp_conformance::checks::from_scenarios(&text) {
             Ok(extra) => {
                 for c in &extra {
                     if checks.iter().any(|k| k.info.id == c.info.id) {
@@ -352,16 +361,26 @@ async fn run(cli: Cli) -> u8 {
     }
     if cli.list {
         for c in &checks {
-            let scope = if c.info.echo_only {
-                "  [echo profile]"
-            } else {
-                ""
-            };
+            let mut notes = vec![match c.info.session {
+                Session::Startup => "judged from the start-up".to_owned(),
+                Session::Legacy => "shared legacy session".to_owned(),
+                Session::Modern => "shared modern session".to_owned(),
+                Session::Own => "own process".to_owned(),
+            }];
+            if c.info.ends_session {
+                notes.push("ends the session: runs last in it".to_owned());
+            }
+            if c.info.echo_only {
+                notes.push("echo profile".to_owned());
+            } else if let Some(level) = c.info.echo_level {
+                notes.push(format!("{level} in the echo profile"));
+            }
             println!(
-                "{:<44} {:<6} {}{scope}\n{:<51} spec: {}",
+                "{:<44} {:<6} {} [{}]\n{:<51} spec: {}",
                 c.info.id,
                 c.info.level.to_string(),
                 c.info.description,
+                notes.join("; "),
                 "",
                 c.info.spec
             );
@@ -384,7 +403,7 @@ async fn run(cli: Cli) -> u8 {
             Err(e) => return usage(e),
         }
     } else if let Some((program, args)) = cli.command.split_first() {
-        let mut t = Target::new(program.clone(), program.clone(), args.to_vec());
+        let mut t = Target::from_command(program, args);
         t.env = cli.env.clone();
         t.cwd = cli.cwd.clone();
         vec![t]
@@ -411,6 +430,7 @@ async fn run(cli: Cli) -> u8 {
         },
         None => ExpectedFailures::default(),
     };
+    let several = targets.iter().filter(|t| t.skip.is_none()).count() > 1;
     let base = RunConfig {
         framing: match cli.framing {
             FramingArg::Ndjson => Framing::Ndjson,
@@ -421,7 +441,14 @@ async fn run(cli: Cli) -> u8 {
         only: cli.only.clone(),
         skip: cli.skip.clone(),
         jobs: cli.jobs.max(1),
-        progress: std::io::stderr().is_terminal() && targets.len() == 1,
+        progress: if cli.quiet {
+            Progress::Off
+        } else if std::io::stderr().is_terminal() && !several {
+            Progress::Terminal
+        } else {
+            Progress::Lines
+        },
+        name_in_progress: several,
         ..RunConfig::default()
     };
     let first_profile = profile_for(cli.profile, targets.first());

@@ -74,6 +74,20 @@ fn placeholder(path: &str, kind: &str, actual: Option<&Value>) -> Result<(), Str
 }
 
 /// A value for a message, cut short.
+/// `error CODE MESSAGE` or `result {…}`: a reply in a few words.
+pub fn describe(reply: &Value) -> String {
+    match (reply.get("result"), reply.get("error")) {
+        (_, Some(e)) => format!(
+            "error {} {}",
+            e.get("code").map(short).unwrap_or_default(),
+            e.get("message").map(short).unwrap_or_default()
+        ),
+        (Some(r), None) => format!("result {}", short(r)),
+        _ => short(reply),
+    }
+}
+
+/// A JSON value on one line, cut to about 160 characters.
 pub fn short(v: &Value) -> String {
     let s = v.to_string();
     if s.len() <= 160 {

@@ -1,37 +1,33 @@
-//! One server process under test, with the small vocabulary checks are written in: send,
-//! wait for the response to an id, expect silence, shut down. Every wait is bounded.
+//! One server process under test, with the small vocabulary checks are written in: send, wait
+//! for the response to an id, prove that nothing answered with a barrier, shut down.
+//!
+//! Every wait is bounded: a process's first reply by the start budget (`--start-timeout`),
+//! every later one by `--timeout`. What arrives but cannot be matched to a request is
+//! classified ([`crate::mismatch`]) and ends the wait at once instead of at its deadline.
 
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use mcp_client::raw::Direction;
-use mcp_client::{RawConnection, RawEvent, TranscriptEntry};
+use mcp_client::{RawConnection, RawEvent};
 use mcp_protocol::mcp::modern;
+use mcp_protocol::{FrameError, Framing};
 use serde_json::{json, Value};
 
+use crate::check::Starts;
+use crate::config::RunConfig;
+use crate::evidence::Trace;
+use crate::mismatch::{self, Finding, Findings, Kind, Spread};
 use crate::pattern::short;
-use crate::runner::Ctx;
-
-/// What a check's processes left behind, for the report.
-#[derive(Debug, Default)]
-pub struct Collected {
-    pub transcript: Vec<TranscriptEntry>,
-    pub stderr: Vec<String>,
-}
-
-pub type Sink = Arc<Mutex<Collected>>;
+use crate::target::Target;
 
 /// At most this many frames (and, separately, non-frames) are kept in [`Probe::received`] and
 /// [`Probe::garbage`]: a server flooding stdout must not grow the harness's memory. Checks send
 /// a few hundred messages at most; the totals are still counted.
 pub const KEPT: usize = 1000;
 
-/// Of each process's transcript, the report keeps entries from the start up to this many bytes
-/// of text, and from the end up to [`TRANSCRIPT_TAIL_BYTES`]; a note says how many were left
-/// out between them. A flood of 20 000 garbage lines is not worth megabytes per check.
-pub const TRANSCRIPT_HEAD_BYTES: usize = 16 * 1024;
-pub const TRANSCRIPT_TAIL_BYTES: usize = 8 * 1024;
+/// Transcript entries a finding keeps: the last ones of the process, up to the mismatch.
+const FINDING_FRAMES: usize = 12;
 
 /// One thing read from stdout.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,17 +35,170 @@ pub enum Got {
     Json(Value),
     /// Bytes that are not a JSON frame: a spec violation on stdout.
     Garbage(String),
+    /// The last of several lines that together are one JSON value, and how many lines.
+    Spread(Value, usize),
+    /// Bytes in the other framing (a `Content-Length` header, or a JSON line where a header
+    /// belongs); says which.
+    OtherFraming(String),
     Eof,
     Timeout,
+}
+
+/// Is this a JSON-RPC response (not a request or notification)?
+pub fn is_response(v: &Value) -> bool {
+    v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
+}
+
+/// How long each start of the target took to answer, shared by its probes.
+#[derive(Debug, Clone, Default)]
+pub struct StartLog(Arc<Mutex<Vec<Option<Duration>>>>);
+
+impl StartLog {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<Duration>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn register(&self) -> usize {
+        let mut starts = self.lock();
+        starts.push(None);
+        starts.len() - 1
+    }
+
+    fn answered(&self, index: usize, after: Duration) {
+        if let Some(slot) = self.lock().get_mut(index) {
+            slot.get_or_insert(after);
+        }
+    }
+
+    /// How long the quickest earlier start took to answer, if one did.
+    fn any_answered(&self) -> Option<Duration> {
+        self.lock().iter().flatten().min().copied()
+    }
+
+    pub fn snapshot(&self) -> Starts {
+        let starts = self.lock();
+        Starts {
+            count: starts.len(),
+            answered: starts.iter().flatten().copied().collect(),
+        }
+    }
+}
+
+/// What every probe of one target shares: how to start the server, the waits, and where
+/// findings and start times go.
+#[derive(Debug, Clone)]
+pub struct Spawner {
+    pub target: Arc<Target>,
+    pub config: Arc<RunConfig>,
+    pub findings: Findings,
+    pub starts: StartLog,
+}
+
+impl Spawner {
+    pub fn new(target: Arc<Target>, config: Arc<RunConfig>) -> Spawner {
+        Spawner {
+            target,
+            config,
+            findings: Findings::default(),
+            starts: StartLog::default(),
+        }
+    }
+
+    /// A fresh server process whose evidence goes to `trace`; `label` says what it is for.
+    /// Refused once a start has been seen to answer nothing (there is no point waiting out the
+    /// start budget again): the check is then blocked by that finding.
+    pub fn spawn(&self, trace: &Trace, label: impl Into<String>) -> Result<Probe, String> {
+        if self.findings.has(Kind::SilentStart) {
+            let why = "not started: an earlier start of this server answered nothing within the \
+                       start budget, so checks that need a process of their own cannot be judged"
+                .to_owned();
+            trace.block(Kind::SilentStart, why.clone());
+            return Err(why);
+        }
+        let conn = RawConnection::spawn(
+            &self.target.command(),
+            self.config.framing,
+            self.config.max_message_bytes,
+        )
+        .map_err(|e| format!("could not start {}: {e}", self.target.display()))?;
+        let spawned = Instant::now() - conn.elapsed();
+        Ok(Probe {
+            conn,
+            spawned,
+            label: label.into(),
+            framing: self.config.framing,
+            next_id: 1,
+            wait: self.config.wait,
+            start_wait: self.config.first_reply_wait(),
+            barrier: None,
+            barrier_id: None,
+            first_method: None,
+            answered: false,
+            notifications: 0,
+            notifications_sent: 0,
+            disambiguation: None,
+            ignored: Vec::new(),
+            timed_out: false,
+            blocked: None,
+            pending_initialized: false,
+            stash: Vec::new(),
+            garbage: Vec::new(),
+            garbage_total: 0,
+            received: Vec::new(),
+            received_total: 0,
+            meta: None,
+            spread: Spread::default(),
+            trace: trace.clone(),
+            mark: 0,
+            stderr_mark: 0,
+            findings: self.findings.clone(),
+            starts: self.starts.clone(),
+            start_index: self.starts.register(),
+        })
+    }
 }
 
 /// A spawned server with helpers for checks.
 #[derive(Debug)]
 pub struct Probe {
     conn: RawConnection,
+    spawned: Instant,
+    /// What the process is for, as the transcript's header says.
+    label: String,
+    framing: Framing,
     next_id: i64,
-    /// The bound of each wait.
+    /// The bound of each wait once the process has answered something.
     pub wait: Duration,
+    /// The bound of the wait for the process's first reply.
+    start_wait: Duration,
+    /// Sent once if the process has answered nothing after `wait`: a request it must answer
+    /// (`initialize`, `server/discover`). A reply to it before the reply waited for proves
+    /// that one is not coming (a server answers in order), without waiting out the start
+    /// budget; no reply to either means the server is still starting.
+    pub barrier: Option<Value>,
+    barrier_id: Option<Value>,
+    /// The method of the first request sent: a process whose first request was a start-up one
+    /// and that answers nothing did not start.
+    first_method: Option<String>,
+    /// Anything answered: later waits get `wait`.
+    answered: bool,
+    /// Notifications sent that a reply without an id may answer (a server that wrongly
+    /// answers notifications): such a reply is not taken for a request's reply that lost its
+    /// id (`jsonrpc.unknown-notification` judges it).
+    notifications: usize,
+    /// Notifications sent in all.
+    pub notifications_sent: usize,
+    /// The ping sent to tell an ambiguous reply without an id apart (see [`Probe::response`]).
+    disambiguation: Option<Value>,
+    /// Ids of requests the harness sent for itself, whose replies no check wants.
+    ignored: Vec<Value>,
+    /// A wait for a response ran out: the process stopped answering.
+    pub timed_out: bool,
+    /// A wait of this process was ended by a reply that could not be read.
+    pub blocked: Option<Kind>,
+    /// `initialize` was answered but `notifications/initialized` is not sent yet: the first
+    /// check that leases the shared legacy session sends it, so it is in that check's frames.
+    pub(crate) pending_initialized: bool,
     /// Responses that arrived while waiting for another id.
     stash: Vec<Value>,
     /// Everything on stdout that was not a JSON frame (the first [`KEPT`]).
@@ -60,44 +209,73 @@ pub struct Probe {
     pub received: Vec<Value>,
     /// How many JSON frames were received, all told.
     pub received_total: usize,
-    /// Added as `params._meta` to every request [`Probe::request`] sends (a modern session,
-    /// see [`Ctx::modern_session`]); `None` for legacy sessions.
+    /// Added as `params._meta` to every request [`Probe::request`] sends (a modern session);
+    /// `None` for legacy sessions.
     pub meta: Option<Value>,
-    sink: Sink,
+    spread: Spread,
+    trace: Trace,
+    /// Transcript entries and stderr lines already handed to a trace.
+    mark: usize,
+    stderr_mark: u64,
+    findings: Findings,
+    starts: StartLog,
+    start_index: usize,
 }
 
 impl Drop for Probe {
     fn drop(&mut self) {
-        let kept = bounded_transcript(self.conn.transcript());
-        let mut c = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
-        c.transcript.extend(kept);
-        c.stderr.extend(self.conn.stderr_now());
+        self.flush_evidence();
     }
-}
-
-/// Is this a JSON-RPC response (not a request or notification)?
-pub fn is_response(v: &Value) -> bool {
-    v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
 }
 
 impl Probe {
-    pub(crate) fn new(conn: RawConnection, wait: Duration, sink: Sink) -> Probe {
-        Probe {
-            conn,
-            next_id: 1,
-            wait,
-            stash: Vec::new(),
-            garbage: Vec::new(),
-            garbage_total: 0,
-            received: Vec::new(),
-            received_total: 0,
-            meta: None,
-            sink,
-        }
-    }
-
     pub fn conn(&self) -> &RawConnection {
         &self.conn
+    }
+
+    /// The bound of the wait for the process's first reply.
+    pub fn start_wait(&self) -> Duration {
+        self.start_wait
+    }
+
+    /// Has the process answered anything yet?
+    pub fn answered(&self) -> bool {
+        self.answered
+    }
+
+    /// Was the [`Probe::barrier`] sent (so the process got more than its first request)?
+    pub fn barrier_sent(&self) -> bool {
+        self.barrier_id.is_some()
+    }
+
+    /// Hands what the process did since the last hand-over to the current trace.
+    pub(crate) fn flush_evidence(&mut self) {
+        let entries = self.conn.transcript_since(self.mark);
+        self.mark += entries.len();
+        let pid = self
+            .conn
+            .pid()
+            .map(|p| format!(", pid {p}"))
+            .unwrap_or_default();
+        self.trace
+            .add_process(format!("{}{pid}", self.label), entries, self.spawned);
+        let (_, lines) = self.conn.stderr_volume();
+        let new = usize::try_from(lines - self.stderr_mark).unwrap_or(usize::MAX);
+        let tail = self.conn.stderr_now();
+        let new = new.min(tail.len());
+        self.trace.add_stderr(tail[tail.len() - new..].to_vec());
+        self.stderr_mark = lines;
+    }
+
+    /// From now on the process's evidence goes to `trace` (a shared session's next check);
+    /// what it did so far goes to the current one.
+    pub(crate) fn rebind(&mut self, trace: &Trace, label: &str) {
+        self.flush_evidence();
+        self.mark = self.conn.transcript_mark();
+        self.trace = trace.clone();
+        label.clone_into(&mut self.label);
+        self.stash.clear();
+        self.timed_out = false;
     }
 
     /// A fresh integer id.
@@ -108,6 +286,14 @@ impl Probe {
     }
 
     pub async fn send(&mut self, v: &Value) -> Result<(), String> {
+        if self.first_method.is_none() {
+            self.first_method = Some(
+                v.get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+            );
+        }
         match self.conn.send_json(v).await {
             Ok(()) => Ok(()),
             Err(e) => Err(self.write_failed(&e).await),
@@ -115,6 +301,7 @@ impl Probe {
     }
 
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.first_method.get_or_insert_with(String::new);
         match self.conn.send_raw(bytes).await {
             Ok(()) => Ok(()),
             Err(e) => Err(self.write_failed(&e).await),
@@ -139,21 +326,48 @@ impl Probe {
         match self.conn.recv(limit).await {
             None => Got::Timeout,
             Some(RawEvent::Eof) | Some(RawEvent::ReadError(_)) => Got::Eof,
+            Some(RawEvent::Invalid(FrameError::NotAMessage(text)))
+                if self.framing == Framing::ContentLength
+                    && mismatch::is_json_line_report(&text) =>
+            {
+                self.other_framing(text)
+            }
             Some(RawEvent::Invalid(e)) => self.garbage(e.to_string()),
-            Some(RawEvent::Frame(bytes)) => match serde_json::from_slice::<Value>(&bytes) {
-                Ok(v) => {
-                    self.received_total += 1;
-                    if self.received.len() < KEPT {
-                        self.received.push(v.clone());
+            Some(RawEvent::Frame(bytes)) => {
+                let parsed = serde_json::from_slice::<Value>(&bytes);
+                if let Ok(v) = &parsed {
+                    if v.is_object() || v.is_array() {
+                        self.spread.reset();
+                        return self.json(parsed.unwrap_or_default());
                     }
-                    Got::Json(v)
                 }
-                Err(e) => self.garbage(format!(
-                    "not JSON ({e}): {}",
-                    String::from_utf8_lossy(&bytes[..bytes.len().min(120)])
-                )),
-            },
+                if self.framing == Framing::Ndjson && mismatch::is_content_length_line(&bytes) {
+                    return self.other_framing(String::from_utf8_lossy(&bytes).into_owned());
+                }
+                let text = || String::from_utf8_lossy(&bytes[..bytes.len().min(120)]).into_owned();
+                if let Some((value, lines)) = self.spread.push(&bytes) {
+                    self.garbage(format!("a line that is not JSON by itself: {}", text()));
+                    return self.spread_value(value, lines);
+                }
+                match parsed {
+                    Ok(scalar) => self.json(scalar),
+                    Err(e) => self.garbage(format!("not JSON ({e}): {}", text())),
+                }
+            }
         }
+    }
+
+    fn json(&mut self, v: Value) -> Got {
+        self.received_total += 1;
+        if self.received.len() < KEPT {
+            self.received.push(v.clone());
+        }
+        if !self.answered && is_response(&v) {
+            self.answered = true;
+            self.starts
+                .answered(self.start_index, self.spawned.elapsed());
+        }
+        Got::Json(v)
     }
 
     fn garbage(&mut self, text: String) -> Got {
@@ -164,13 +378,66 @@ impl Probe {
         Got::Garbage(text)
     }
 
+    fn other_framing(&mut self, seen: String) -> Got {
+        self.garbage(format!("in the other framing: {seen}"));
+        let text = match self.framing {
+            Framing::ContentLength => format!(
+                "the server writes newline-delimited JSON, not Content-Length frames: it does not \
+                 speak --framing content-length (newline-delimited JSON is the spec's stdio \
+                 framing: run without --framing content-length); seen: {seen}"
+            ),
+            Framing::Ndjson => format!(
+                "the server writes Content-Length frames, not newline-delimited JSON (the spec's \
+                 stdio framing); to test the rest, run with --framing content-length; seen: \
+                 {seen:?}"
+            ),
+        };
+        self.find(Kind::OtherFraming, text.clone());
+        Got::OtherFraming(text)
+    }
+
+    fn spread_value(&mut self, value: Value, lines: usize) -> Got {
+        self.received_total += 1;
+        self.find(
+            Kind::SpreadOverLines,
+            format!(
+                "one JSON message spread over {lines} lines: {}",
+                short(&value)
+            ),
+        );
+        Got::Spread(value, lines)
+    }
+
+    /// A wait ended on a reply that cannot be read: the check is blocked by its owner.
+    fn block(&mut self, kind: Kind, why: String) {
+        self.blocked.get_or_insert(kind);
+        self.trace.block(kind, why);
+    }
+
+    /// Records a finding with the frames that show it.
+    fn find(&self, kind: Kind, actual: String) {
+        let mut frames = self.conn.transcript_since(self.mark);
+        let keep = frames.len().saturating_sub(FINDING_FRAMES);
+        frames.drain(..keep);
+        self.findings.record(Finding {
+            kind,
+            seen_in: self.trace.check.to_string(),
+            actual,
+            frames,
+            count: 1,
+        });
+    }
+
     /// The next thing on stdout, or `Timeout` once `deadline` has passed. Unlike a loop over
     /// [`Probe::next`] with the time left, this ends at the deadline even while the server
     /// keeps writing (a zero limit still returns whatever is already there).
     pub async fn next_until(&mut self, deadline: tokio::time::Instant) -> Got {
         let now = tokio::time::Instant::now();
         if now >= deadline {
-            return Got::Timeout;
+            return match self.conn.recv(Duration::ZERO).await {
+                None => Got::Timeout,
+                Some(_) => self.next(Duration::ZERO).await,
+            };
         }
         self.next(deadline - now).await
     }
@@ -196,23 +463,135 @@ impl Probe {
         )
     }
 
-    /// Waits for the response whose `id` equals `id` (responses to other ids are kept for
-    /// later; notifications and server requests are passed over).
-    pub async fn response(&mut self, id: &Value) -> Result<Value, String> {
-        if let Some(i) = self.stash.iter().position(|r| r.get("id") == Some(id)) {
-            return Ok(self.stash.remove(i));
+    /// Replies to other ids that arrived during a wait that found none to its own: a server
+    /// that rewrites ids shows here.
+    fn other_replies_note(&self, stashed_before: usize) -> String {
+        let ids: Vec<String> = self.stash[stashed_before.min(self.stash.len())..]
+            .iter()
+            .filter_map(|r| r.get("id"))
+            .take(5)
+            .map(Value::to_string)
+            .collect();
+        if ids.is_empty() {
+            return String::new();
         }
-        let deadline = tokio::time::Instant::now() + self.wait;
+        format!("; meanwhile replies to other ids came: {}", ids.join(", "))
+    }
+
+    /// A stashed response to `id`, exact or (recorded as a finding) equal by value only.
+    fn take_stashed(&mut self, id: &Value) -> Option<Value> {
+        if let Some(i) = self.stash.iter().position(|r| r.get("id") == Some(id)) {
+            return Some(self.stash.remove(i));
+        }
+        let i = self.stash.iter().position(|r| {
+            r.get("id")
+                .is_some_and(|got| mismatch::loosely_equal(got, id))
+        })?;
+        let reply = self.stash.remove(i);
+        self.id_form(id, &reply);
+        Some(reply)
+    }
+
+    fn id_form(&self, id: &Value, reply: &Value) {
+        let got = reply.get("id").cloned().unwrap_or_default();
+        self.find(
+            Kind::IdForm,
+            format!("the request had id {id}, its reply id {got} (matched by value to go on)"),
+        );
+    }
+
+    /// Waits for the response whose `id` equals `id`. Responses to other ids are kept for
+    /// later; notifications and server requests are passed over. The first reply of a process
+    /// may take the start budget, every later one `wait`; with a [`Probe::barrier`], a process
+    /// that answered nothing within `wait` is sent the barrier, whose reply ends the wait.
+    pub async fn response(&mut self, id: &Value) -> Result<Value, String> {
+        if let Some(reply) = self.take_stashed(id) {
+            return Ok(reply);
+        }
+        let started = tokio::time::Instant::now();
+        let first = !self.answered;
+        let mut limit = match (first, &self.barrier) {
+            (true, Some(_)) => self.wait,
+            (true, None) => self.start_wait,
+            (false, _) => self.wait,
+        };
         let garbage_before = self.garbage_total;
+        let stashed_before = self.stash.len();
         loop {
-            match self.next_until(deadline).await {
+            match self.next_until(started + limit).await {
                 Got::Json(v) if is_response(&v) => {
-                    if v.get("id") == Some(id) {
+                    let got = v.get("id");
+                    if got == Some(id) {
+                        self.disambiguation = None;
                         return Ok(v);
                     }
-                    if self.stash.len() < KEPT {
+                    if got.is_some_and(|g| mismatch::loosely_equal(g, id)) {
+                        self.disambiguation = None;
+                        self.id_form(id, &v);
+                        return Ok(v);
+                    }
+                    if self.barrier_id.is_some() && got == self.barrier_id.as_ref() {
+                        return self.after_barrier(id).await;
+                    }
+                    let no_id = mismatch::reply_without_id(&v);
+                    let checking = self.disambiguation.is_some();
+                    if checking && got.is_some_and(|g| self.disambiguation.as_ref() == Some(g)) {
+                        // The ping sent after an ambiguous reply came back first: that reply
+                        // was ours, without its id.
+                        self.disambiguation = None;
+                        let why = format!(
+                            "waiting for the reply to id {id}, a reply without an id came (a \
+                             ping sent after it was answered before any other): {}",
+                            self.stash.last().map(short).unwrap_or_default()
+                        );
+                        self.find(Kind::NoId, why.clone());
+                        self.block(Kind::NoId, why.clone());
+                        return Err(why);
+                    }
+                    if no_id && self.notifications > 0 && !checking {
+                        // It may answer a notification sent before (wrongly) or be ours
+                        // without its id: a ping sent now tells which comes next.
+                        self.notifications -= 1;
+                        let ping = json!(self.id());
+                        let mut msg = json!({"jsonrpc": "2.0", "id": ping, "method": "ping"});
+                        if let Some(meta) = &self.meta {
+                            msg["method"] = json!(modern::DISCOVER);
+                            msg["params"] = json!({"_meta": meta});
+                        }
+                        self.ignored.push(ping.clone());
+                        self.disambiguation = Some(ping);
+                        self.send(&msg).await?;
+                    } else if no_id {
+                        let why = format!(
+                            "waiting for the reply to id {id}, a reply without an id came: {}",
+                            short(&v)
+                        );
+                        self.find(Kind::NoId, why.clone());
+                        self.block(Kind::NoId, why.clone());
+                        return Err(why);
+                    }
+                    let ignored = got.is_some_and(|g| self.ignored.contains(g));
+                    if self.stash.len() < KEPT && !ignored {
                         self.stash.push(v);
                     }
+                }
+                Got::Spread(v, lines) => {
+                    let ours = v
+                        .get("id")
+                        .is_some_and(|got| got == id || mismatch::loosely_equal(got, id));
+                    if ours {
+                        let why = format!(
+                            "the reply to id {id} came spread over {lines} lines, not as one \
+                             line: {}",
+                            short(&v)
+                        );
+                        self.block(Kind::SpreadOverLines, why.clone());
+                        return Err(why);
+                    }
+                }
+                Got::OtherFraming(text) => {
+                    self.block(Kind::OtherFraming, text.clone());
+                    return Err(text);
                 }
                 Got::Json(_) | Got::Garbage(_) => {}
                 Got::Eof => {
@@ -223,14 +602,78 @@ impl Probe {
                     ))
                 }
                 Got::Timeout => {
+                    if let (true, Some(barrier), None) =
+                        (first, self.barrier.clone(), &self.barrier_id)
+                    {
+                        // Nothing yet: ask for something the server must answer, and wait
+                        // the start budget for either.
+                        let mut barrier = barrier;
+                        let bid = json!(self.id());
+                        barrier["id"] = bid.clone();
+                        self.barrier_id = Some(bid);
+                        self.send(&barrier).await?;
+                        limit = self.start_wait;
+                        continue;
+                    }
+                    self.timed_out = true;
+                    let others = self.other_replies_note(stashed_before);
+                    let budget = if self.answered {
+                        String::new()
+                    } else {
+                        self.silent_start(id, limit);
+                        " (the start budget, --start-timeout: the process had answered nothing)"
+                            .to_owned()
+                    };
                     return Err(format!(
-                        "no response to id {id} within {:?}{}",
-                        self.wait,
+                        "no response to id {id} within {limit:?}{budget}{others}{}",
                         self.garbage_note(garbage_before)
-                    ))
+                    ));
                 }
             }
         }
+    }
+
+    /// The barrier was answered before `id`: take what is already buffered, then conclude.
+    async fn after_barrier(&mut self, id: &Value) -> Result<Value, String> {
+        while let Got::Json(v) = self.next(Duration::ZERO).await {
+            if v.get("id") == Some(id) {
+                return Ok(v);
+            }
+        }
+        let method = self
+            .barrier
+            .as_ref()
+            .and_then(|b| b.get("method"))
+            .and_then(Value::as_str)
+            .unwrap_or("request");
+        Err(format!(
+            "no response to id {id}: nothing came within {:?}, then {method}, sent after it, \
+             was answered first",
+            self.wait
+        ))
+    }
+
+    /// A process whose first request was a start-up one answered nothing within the start
+    /// budget, though an earlier start of the same server answered: a finding.
+    fn silent_start(&mut self, id: &Value, limit: Duration) {
+        let startup = matches!(
+            self.first_method.as_deref(),
+            Some("initialize") | Some(modern::DISCOVER)
+        );
+        let Some(earlier) = self.starts.any_answered() else {
+            return;
+        };
+        if !startup || self.conn.exit_status().is_some() {
+            return;
+        }
+        let why = format!(
+            "a process started for {} answered nothing (id {id}) within {limit:?} \
+             (--start-timeout), though an earlier start of the same command answered in {:.2}s",
+            self.trace.check,
+            earlier.as_secs_f64()
+        );
+        self.find(Kind::SilentStart, why.clone());
+        self.block(Kind::SilentStart, why);
     }
 
     /// The next response (requests and notifications from the server are passed over), or
@@ -241,6 +684,15 @@ impl Probe {
             match self.next_until(deadline).await {
                 Got::Json(v) if is_response(&v) => return Ok(Some(v)),
                 Got::Json(_) => {}
+                Got::Spread(v, lines) => {
+                    let why = format!("a reply spread over {lines} lines, not one: {}", short(&v));
+                    self.block(Kind::SpreadOverLines, why.clone());
+                    return Err(why);
+                }
+                Got::OtherFraming(text) => {
+                    self.block(Kind::OtherFraming, text.clone());
+                    return Err(text);
+                }
                 Got::Garbage(g) => return Err(format!("bytes that are not a frame: {g}")),
                 Got::Eof => {
                     return Err(format!(
@@ -253,10 +705,100 @@ impl Probe {
         }
     }
 
+    /// Proves that nothing answers what was just sent: sends a barrier request (`ping`; in a
+    /// modern session `server/discover`) and returns the responses and non-frames that came
+    /// before its reply. A server answers in order, so anything meant for earlier messages
+    /// comes first; no fixed window is waited out.
+    pub async fn until_barrier(&mut self) -> Result<Quiet, String> {
+        let mut quiet = Quiet {
+            responses: std::mem::take(&mut self.stash),
+            garbage: Vec::new(),
+        };
+        let method = if self.meta.is_some() {
+            modern::DISCOVER
+        } else {
+            "ping"
+        };
+        let id = json!(self.id());
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(meta) = &self.meta {
+            msg["params"] = json!({"_meta": meta});
+        }
+        self.send(&msg).await?;
+        let deadline = tokio::time::Instant::now()
+            + if self.answered {
+                self.wait
+            } else {
+                self.start_wait
+            };
+        let is_barrier = |v: &Value| {
+            v.get("id")
+                .is_some_and(|got| *got == id || mismatch::loosely_equal(got, &id))
+        };
+        loop {
+            match self.next_until(deadline).await {
+                Got::Json(v) if is_response(&v) && is_barrier(&v) => {
+                    if v.get("id") != Some(&id) {
+                        self.id_form(&id, &v);
+                    }
+                    break;
+                }
+                Got::Json(v) if is_response(&v) || v.is_array() => {
+                    if !self.is_ignored(&v) {
+                        quiet.responses.push(v);
+                    }
+                }
+                Got::Json(_) => {}
+                Got::Garbage(g) => quiet.garbage.push(g),
+                Got::Spread(v, _) => quiet.responses.push(v),
+                Got::OtherFraming(text) => {
+                    self.block(Kind::OtherFraming, text.clone());
+                    return Err(text);
+                }
+                Got::Eof => {
+                    return Err(format!(
+                        "the server closed its stdout before answering the {method} sent as a \
+                         barrier{}",
+                        self.exit_note().await
+                    ))
+                }
+                Got::Timeout => {
+                    self.timed_out = true;
+                    return Err(format!(
+                        "no response within {:?} to the {method} sent after it as a barrier: \
+                         the server stopped answering",
+                        self.wait
+                    ));
+                }
+            }
+        }
+        // Whatever came before the barrier's reply was for what was sent before it.
+        self.notifications = 0;
+        // Whatever is already buffered behind the barrier's reply counts too.
+        loop {
+            match self.next(Duration::ZERO).await {
+                Got::Json(v) if (is_response(&v) || v.is_array()) && !self.is_ignored(&v) => {
+                    quiet.responses.push(v)
+                }
+                Got::Garbage(g) => quiet.garbage.push(g),
+                Got::Json(_) => {}
+                _ => break,
+            }
+        }
+        Ok(quiet)
+    }
+
+    /// A reply to a request the harness sent for itself.
+    fn is_ignored(&self, reply: &Value) -> bool {
+        reply.get("id").is_some_and(|id| self.ignored.contains(id))
+    }
+
     /// A short session of ordinary and failing requests (answers are the caller's to judge
     /// through [`Probe::received`]).
     pub async fn exercise(&mut self) {
-        let _ = self.request("ping", None).await;
+        if self.meta.is_none() {
+            let _ = self.request("ping", None).await;
+        }
         let _ = self.request("tools/list", None).await;
         let _ = self.request("no/such/method", None).await;
         let _ = self
@@ -304,6 +846,8 @@ impl Probe {
     }
 
     pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), String> {
+        self.notifications += 1;
+        self.notifications_sent += 1;
         let mut msg = json!({"jsonrpc": "2.0", "method": method});
         if let Some(p) = params {
             msg["params"] = p;
@@ -338,18 +882,27 @@ impl Probe {
         let deadline = tokio::time::Instant::now() + window;
         loop {
             match self.next_until(deadline).await {
-                Got::Timeout => return Ok(()),
-                Got::Json(v) if is_response(&v) => return Err(format!("got {}", short(&v))),
-                Got::Json(_) => {}
-                Got::Garbage(g) => return Err(format!("got bytes that are not a frame: {g}")),
-                Got::Eof => return Ok(()),
+                Got::Timeout | Got::Eof => return Ok(()),
+                Got::Json(v) | Got::Spread(v, _) if is_response(&v) => {
+                    return Err(format!("got {}", short(&v)))
+                }
+                Got::Json(_) | Got::Spread(..) => {}
+                Got::Garbage(g) | Got::OtherFraming(g) => {
+                    return Err(format!("got bytes that are not a frame: {g}"))
+                }
             }
         }
     }
 
-    /// Checks the server still answers: a ping, or any response to it.
+    /// Checks the server still answers: a ping (in a modern session `server/discover`), or
+    /// any response to it.
     pub async fn still_serving(&mut self) -> Result<(), String> {
-        self.request("ping", None)
+        let method = if self.meta.is_some() {
+            modern::DISCOVER
+        } else {
+            "ping"
+        };
+        self.request(method, None)
             .await
             .map(drop)
             .map_err(|e| format!("the server stopped serving: {e}"))
@@ -367,13 +920,42 @@ impl Probe {
         self.conn.wait_exit(limit).await
     }
 
+    /// Has the process ended, or closed its stdout?
+    pub fn gone(&self) -> bool {
+        self.conn.exit_status().is_some()
+    }
+
     /// How the server ended, if it did within a moment: ` (the server was killed by signal 9
     /// (SIGKILL))`, or nothing.
-    async fn exit_note(&self) -> String {
+    pub async fn exit_note(&self) -> String {
         match self.conn.wait_exit(Duration::from_millis(300)).await {
             Some(status) => format!(" (the server {})", describe_exit(status)),
             None => String::new(),
         }
+    }
+
+    /// The last lines of the process's stderr, waiting a moment for them to arrive.
+    pub async fn stderr_tail(&self, n: usize) -> Vec<String> {
+        let lines = self.conn.stderr(Duration::from_millis(300)).await;
+        lines[lines.len().saturating_sub(n)..].to_vec()
+    }
+}
+
+/// What came before a barrier's reply.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Quiet {
+    /// Responses (to anything but the barrier), including ones that had arrived unclaimed.
+    pub responses: Vec<Value>,
+    /// Things on stdout that were not JSON frames.
+    pub garbage: Vec<String>,
+}
+
+impl Quiet {
+    /// The responses that came, for a FAIL of a check that expects none; `None` if none came.
+    /// (Non-frames are `framing.stdout-only-frames`'s to judge.)
+    pub fn describe(&self) -> Option<String> {
+        let seen: Vec<String> = self.responses.iter().map(short).collect();
+        (!seen.is_empty()).then(|| seen.join("; "))
     }
 }
 
@@ -390,39 +972,6 @@ pub fn describe_exit(status: ExitStatus) -> String {
         },
         None => format!("ended ({status})"),
     }
-}
-
-/// A process's transcript cut to a bounded size: the entries from the start up to
-/// [`TRANSCRIPT_HEAD_BYTES`] of text, a note of how many were left out, and the entries at
-/// the end up to [`TRANSCRIPT_TAIL_BYTES`].
-pub fn bounded_transcript(mut entries: Vec<TranscriptEntry>) -> Vec<TranscriptEntry> {
-    let fits = |budget: usize, it: &mut dyn Iterator<Item = &TranscriptEntry>| {
-        let mut used = 0;
-        it.take_while(|e| {
-            used += e.text.len();
-            used <= budget
-        })
-        .count()
-    };
-    let head = fits(TRANSCRIPT_HEAD_BYTES, &mut entries.iter()).max(1);
-    if head >= entries.len() {
-        return entries;
-    }
-    let tail = fits(TRANSCRIPT_TAIL_BYTES, &mut entries[head..].iter().rev());
-    let left_out = entries.len() - head - tail;
-    if left_out == 0 {
-        return entries;
-    }
-    let at_ms = entries[head].at_ms;
-    let rest = entries.split_off(head + left_out);
-    entries.truncate(head);
-    entries.push(TranscriptEntry {
-        at_ms,
-        direction: Direction::Event,
-        text: format!("<{left_out} transcript entries left out>"),
-    });
-    entries.extend(rest);
-    entries
 }
 
 /// The `_meta` of a modern request (2026-07-28 `schema.ts` RequestMetaObject): `version`, no
@@ -454,79 +1003,22 @@ pub fn initialize_params(version: &str) -> Value {
     })
 }
 
-impl Ctx {
-    /// A fresh process, no handshake.
-    pub async fn spawn(&self) -> Result<Probe, String> {
-        let conn = RawConnection::spawn(
-            &self.target.command(),
-            self.config.framing,
-            self.config.max_message_bytes,
-        )
-        .map_err(|e| e.to_string())?;
-        Ok(Probe::new(conn, self.config.wait, Arc::clone(&self.sink)))
-    }
+/// A whole `initialize` request (its id set when it is sent).
+pub fn initialize_request(version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": null, "method": "initialize",
+        "params": initialize_params(version)})
+}
 
-    /// A fresh process for a modern (2026-07-28) session: no handshake, and every request sent
-    /// with [`Probe::request`] carries [`modern_meta`].
-    pub async fn modern_session(&self) -> Result<Probe, String> {
-        let mut probe = self.spawn().await?;
-        probe.meta = Some(modern_meta(modern::VERSION));
-        Ok(probe)
-    }
-
-    /// A fresh process after a complete handshake with the latest version.
-    pub async fn ready(&self) -> Result<Probe, String> {
-        let mut probe = self.spawn().await?;
-        probe.handshake(crate::LATEST).await?;
-        Ok(probe)
-    }
+/// A whole `server/discover` request with 2026-07-28 `_meta` (its id set when it is sent).
+pub fn discover_request() -> Value {
+    json!({"jsonrpc": "2.0", "id": null, "method": modern::DISCOVER,
+        "params": {"_meta": modern_meta(modern::VERSION)}})
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::process::ExitStatusExt;
-
-    fn entry(i: usize, len: usize) -> TranscriptEntry {
-        TranscriptEntry {
-            at_ms: i as f64,
-            direction: Direction::Receive,
-            text: format!("{i:0>len$}", len = len.min(64)) + &"x".repeat(len.saturating_sub(64)),
-        }
-    }
-
-    #[test]
-    fn a_short_transcript_is_kept_whole() {
-        let entries: Vec<TranscriptEntry> = (0..100).map(|i| entry(i, 100)).collect();
-        assert_eq!(bounded_transcript(entries.clone()), entries);
-    }
-
-    #[test]
-    fn a_flood_keeps_its_head_and_tail_and_says_what_was_left_out() {
-        let entries: Vec<TranscriptEntry> = (0..20_000).map(|i| entry(i, 100)).collect();
-        let kept = bounded_transcript(entries);
-        let head = TRANSCRIPT_HEAD_BYTES / 100;
-        let tail = TRANSCRIPT_TAIL_BYTES / 100;
-        assert_eq!(kept.len(), head + 1 + tail);
-        assert_eq!(kept[0].text, entry(0, 100).text);
-        assert_eq!(kept[head - 1].text, entry(head - 1, 100).text);
-        assert_eq!(kept[head].direction, Direction::Event);
-        assert_eq!(
-            kept[head].text,
-            format!("<{} transcript entries left out>", 20_000 - head - tail)
-        );
-        assert_eq!(kept[head + 1].text, entry(20_000 - tail, 100).text);
-        assert_eq!(kept.last().unwrap().text, entry(19_999, 100).text);
-        let bytes: usize = kept.iter().map(|e| e.text.len()).sum();
-        assert!(bytes < TRANSCRIPT_HEAD_BYTES + TRANSCRIPT_TAIL_BYTES + 100);
-    }
-
-    #[test]
-    fn one_huge_entry_is_still_shown() {
-        let entries = vec![entry(0, 100_000), entry(1, 10)];
-        let kept = bounded_transcript(entries.clone());
-        assert_eq!(kept, entries);
-    }
 
     #[test]
     fn exits_are_described_with_their_signal() {
@@ -538,5 +1030,23 @@ mod tests {
             describe_exit(ExitStatus::from_raw(1 << 8)),
             "exited with status 1"
         );
+    }
+
+    #[test]
+    fn start_times_are_kept_per_start() {
+        let log = StartLog::default();
+        let a = log.register();
+        let b = log.register();
+        assert_eq!(log.any_answered(), None);
+        log.answered(b, Duration::from_millis(30));
+        log.answered(b, Duration::from_millis(90));
+        log.answered(a, Duration::from_millis(50));
+        let s = log.snapshot();
+        assert_eq!(s.count, 2);
+        assert_eq!(
+            s.answered,
+            [Duration::from_millis(50), Duration::from_millis(30)]
+        );
+        assert_eq!(log.any_answered(), Some(Duration::from_millis(30)));
     }
 }

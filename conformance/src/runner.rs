@@ -1,89 +1,28 @@
-//! Selecting checks, running them against a target (each in fresh server processes, every
-//! wait bounded), judging them under a profile, and applying expected failures.
+//! Running the selected checks against a target: the start-up, then the shared sessions (one
+//! per era, their checks one after another) and the checks with processes of their own, up to
+//! `--jobs` at once; every wait bounded. Then the root causes found on the way are given to
+//! the checks that own them, and expected failures applied.
 
-use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use futures::StreamExt;
-use mcp_protocol::Framing;
+use futures::{FutureExt, StreamExt};
 
-use crate::check::{judge, CheckInfo, CheckResult, Outcome, Profile, Status, TargetReport};
-use crate::checks::modern::{self, EraReport};
-use crate::probe::{Collected, Got, Sink};
-use crate::scenario::Scenario;
+use crate::catalog::Check;
+use crate::check::{judge, CheckResult, Outcome, Profile, Session, Status, TargetReport};
+use crate::config::RunConfig;
+use crate::era::EraReport;
+use crate::evidence::Trace;
+use crate::mismatch::Finding;
+use crate::probe::{modern_meta, Probe, Spawner};
+use crate::progress::Tracker;
+use crate::session::{Ctx, Memos, Slot};
 use crate::target::Target;
-
-/// How a run is done.
-#[derive(Debug, Clone)]
-pub struct RunConfig {
-    pub framing: Framing,
-    /// The bound of each single wait (a reply, an exit).
-    pub wait: Duration,
-    /// The bound of the start-up `initialize` (at least `wait`); era detection's
-    /// `server/discover` probe gets this too, up to 10 s.
-    pub start_wait: Duration,
-    pub profile: Profile,
-    pub max_message_bytes: usize,
-    pub only: Vec<String>,
-    pub skip: Vec<String>,
-    /// Checks run at once against one target.
-    pub jobs: usize,
-    /// A progress line on stderr.
-    pub progress: bool,
-}
-
-impl Default for RunConfig {
-    fn default() -> Self {
-        RunConfig {
-            framing: Framing::Ndjson,
-            wait: Duration::from_secs(5),
-            start_wait: Duration::from_secs(30),
-            profile: Profile::Generic,
-            max_message_bytes: 64 * 1024 * 1024,
-            only: Vec::new(),
-            skip: Vec::new(),
-            jobs: 1,
-            progress: false,
-        }
-    }
-}
-
-/// What a check gets: the target, the settings, the era(s) the target speaks, and where its
-/// processes leave their traces.
-#[derive(Debug, Clone)]
-pub struct Ctx {
-    pub target: Arc<Target>,
-    pub config: Arc<RunConfig>,
-    /// What era detection found before the checks ran (`None` only while it runs).
-    pub era: Option<Arc<EraReport>>,
-    pub(crate) sink: Sink,
-}
-
-/// A check written in Rust.
-pub type CheckFn = for<'a> fn(&'a Ctx) -> BoxFuture<'a, Outcome>;
-
-#[derive(Clone)]
-#[allow(missing_debug_implementations)] // fn pointers; Check's Debug shows the id
-pub enum Body {
-    Code(CheckFn),
-    Scenario(Arc<Scenario>),
-}
-
-/// A check: its description and what it does.
-#[derive(Clone)]
-pub struct Check {
-    pub info: CheckInfo,
-    pub body: Body,
-}
-
-impl std::fmt::Debug for Check {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Check").field("id", &self.info.id).finish()
-    }
-}
+use mcp_client::raw::Direction;
+use mcp_client::TranscriptEntry;
+use mcp_protocol::mcp::modern;
 
 /// Does `id` match `pattern`? `*` matches any run of characters; a pattern without `*`
 /// matches the id itself or everything under it (`lifecycle` matches `lifecycle.ping`).
@@ -156,10 +95,87 @@ impl ExpectedFailures {
         Ok(ExpectedFailures { entries })
     }
 
-    fn listed(&self, target: &str, id: &str) -> bool {
+    /// Is `id` listed for a target known by any of `names`?
+    fn listed(&self, names: &[&str], id: &str) -> bool {
         self.entries
             .iter()
-            .any(|(t, i, _)| i == id && t.as_deref().is_none_or(|t| t == target))
+            .any(|(t, i, _)| i == id && t.as_deref().is_none_or(|t| names.contains(&t)))
+    }
+}
+
+/// Why a check does not apply to a server of these eras, or `None` if it does.
+pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
+    let version = modern::VERSION;
+    if check.info.session == Session::Startup {
+        return None;
+    }
+    if check.info.area() == "modern" && !era.accepts_latest {
+        return Some(match era.label() {
+            "legacy" => format!("the server does not speak {version} (legacy only)"),
+            "neither" => {
+                format!("the server does not speak {version} (era.detect found neither era)")
+            }
+            _ => format!(
+                "the server does not speak {version} (it is modern but supports {})",
+                if era.supported.is_empty() {
+                    "no version it names".to_owned()
+                } else {
+                    era.supported.join(", ")
+                }
+            ),
+        });
+    }
+    if check.needs_legacy() && !era.legacy {
+        return Some(if era.modern {
+            "the server speaks only the modern era (no initialize); this check needs a legacy \
+             session"
+                .to_owned()
+        } else {
+            "initialize got no result (era.detect); this check needs a legacy session".to_owned()
+        });
+    }
+    let tools = match check.info.id.as_str() {
+        "modern.result-type" | "modern.tools-list-cacheable" => Some(true),
+        _ if check.info.area() == "tools" => Some(false),
+        _ => None,
+    };
+    if let Some(modern) = tools {
+        if !era.declares("tools", modern) {
+            let from = if modern {
+                "server/discover"
+            } else {
+                "initialize"
+            };
+            return Some(format!(
+                "the server does not declare the tools capability (its {from} result has no \
+                 capabilities.tools)"
+            ));
+        }
+    }
+    None
+}
+
+/// Everything the checks of one target share.
+struct Env {
+    spawner: Spawner,
+    era: Arc<EraReport>,
+    memos: Memos,
+    progress: Tracker,
+}
+
+impl Env {
+    fn ctx(&self, trace: &Trace, shared: Option<Slot>) -> Ctx {
+        Ctx {
+            spawner: self.spawner.clone(),
+            era: Some(Arc::clone(&self.era)),
+            shared,
+            memos: self.memos.clone(),
+            trace: trace.clone(),
+        }
+    }
+
+    fn config(&self) -> &RunConfig {
+        &self.spawner.config
     }
 }
 
@@ -174,10 +190,7 @@ pub async fn run_target(
     let mut report = TargetReport {
         name: target.name.clone(),
         command: target.display(),
-        framing: match config.framing {
-            Framing::Ndjson => "ndjson".to_owned(),
-            Framing::ContentLength => "content-length".to_owned(),
-        },
+        framing: config.framing_name().to_owned(),
         profile: config.profile,
         server_info: None,
         eras: Vec::new(),
@@ -185,190 +198,370 @@ pub async fn run_target(
         skipped: target.skip.clone(),
         results: Vec::new(),
         stale_expected_failures: Vec::new(),
+        findings: Vec::new(),
+        starts: Default::default(),
         duration: Duration::ZERO,
     };
     if report.skipped.is_some() {
         return report;
     }
-    let target = Arc::new(target);
-    let probe_ctx = Ctx {
-        target: Arc::clone(&target),
-        config: Arc::clone(&config),
-        era: None,
-        sink: Sink::default(),
-    };
-    let initialize = match start(&probe_ctx).await {
-        Ok(reply) => reply,
+    let auto_name = target.auto_name;
+    let spawner = Spawner::new(Arc::new(target), Arc::clone(&config));
+    let startup = match crate::startup::start(&spawner).await {
+        Ok(startup) => startup,
         Err(e) => {
             report.start_error = Some(e);
+            report.starts = spawner.starts.snapshot();
             report.duration = started.elapsed();
             return report;
         }
     };
-    report.server_info = initialize
+    let era = startup.era;
+    report.server_info = era
+        .initialize_reply
         .as_ref()
-        .ok()
+        .and_then(|r| r.as_ref().ok())
         .and_then(|reply| reply.pointer("/result/serverInfo"))
-        .cloned();
-    // Once per target, before the checks: the start-up initialize and a server/discover probe
-    // decide the eras, which decide which checks apply.
-    let era = modern::detect(&probe_ctx, initialize).await;
-    report.eras = era.eras();
-    if report.server_info.is_none() {
-        report.server_info = era.server_info.clone();
+        .cloned()
+        .or_else(|| era.server_info.clone());
+    let server_name = report
+        .server_info
+        .as_ref()
+        .and_then(|i| i.get("name"))
+        .and_then(|n| n.as_str())
+        .filter(|n| !n.trim().is_empty());
+    if let (true, Some(name)) = (auto_name, server_name) {
+        report.name = name.to_owned();
     }
-    let era = Arc::new(era);
+    report.eras = era.eras();
+
     let selected = select(checks, &config);
-    let total = selected.len();
-    let done = Arc::new(Mutex::new(0usize));
-    let progress = config.progress && std::io::stderr().is_terminal();
-    let results: Vec<CheckResult> = futures::stream::iter(selected)
-        .map(|check| {
-            let ctx = Ctx {
-                target: Arc::clone(&target),
-                config: Arc::clone(&config),
-                era: Some(Arc::clone(&era)),
-                sink: Sink::default(),
-            };
-            let done = Arc::clone(&done);
-            let name = target.name.clone();
+    let env = Arc::new(Env {
+        spawner,
+        era: Arc::new(era),
+        memos: Memos::default(),
+        progress: Tracker::new(
+            config.progress,
+            config.name_in_progress.then_some(report.name.as_str()),
+            selected.len(),
+        ),
+    });
+
+    let mut results: Vec<(usize, CheckResult)> = Vec::new();
+    let (mut legacy, mut modern_group, mut own) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, check) in selected.iter().copied().enumerate() {
+        // A start-up whose replies could not be read leaves the eras unknown: every check but
+        // the ones that judge it is blocked, none skipped.
+        let decided = if let Some((kind, why)) = &env.era.blocked {
+            let judges = check.info.id == "era.detect" || check.info.id == kind.owner();
+            (!judges).then(|| {
+                decided(
+                    check,
+                    &config,
+                    Outcome::Blocked(why.clone()),
+                    Some(kind.owner()),
+                )
+            })
+        } else {
+            not_applicable(check, &env.era)
+                .map(|reason| decided(check, &config, Outcome::Skip(reason), None))
+        };
+        if let Some(result) = decided {
+            env.progress.finished(&result);
+            results.push((i, result));
+            continue;
+        }
+        match check.info.session {
+            Session::Legacy => legacy.push((i, check)),
+            Session::Modern => modern_group.push((i, check)),
+            Session::Own | Session::Startup => own.push((i, check)),
+        }
+    }
+    // In a shared session: the checks others rely on first, the ones that end it last.
+    legacy.sort_by_key(|(_, c)| c.info.session_order());
+    modern_group.sort_by_key(|(_, c)| c.info.session_order());
+
+    let mut units: Vec<BoxFuture<'_, Vec<(usize, CheckResult)>>> = Vec::new();
+    if !legacy.is_empty() {
+        units.push(run_group(&env, Session::Legacy, legacy, startup.legacy).boxed());
+    }
+    if !modern_group.is_empty() {
+        units.push(run_group(&env, Session::Modern, modern_group, startup.modern).boxed());
+    }
+    for (i, check) in own {
+        let env = &env;
+        units.push(
             async move {
-                let result = run_check(check, ctx).await;
-                if progress {
-                    let mut n = done.lock().unwrap_or_else(PoisonError::into_inner);
-                    *n += 1;
-                    let mut err = std::io::stderr();
-                    let _ = write!(err, "\r\x1b[2K[{}/{total}] {name}: {}", *n, check.info.id);
-                    let _ = err.flush();
-                }
-                result
+                let result = run_check(env, check, &Trace::new(&check.info.id), None).await;
+                env.progress.finished(&result);
+                vec![(i, result)]
             }
-        })
-        .buffered(config.jobs.max(1))
+            .boxed(),
+        );
+    }
+    let ran: Vec<Vec<(usize, CheckResult)>> = futures::stream::iter(units)
+        .buffer_unordered(config.jobs.max(1))
         .collect()
         .await;
-    if progress {
-        eprint!("\r\x1b[2K");
+    env.progress.done();
+    results.extend(ran.into_iter().flatten());
+    results.sort_by_key(|(i, _)| *i);
+    let mut results: Vec<CheckResult> = results.into_iter().map(|(_, r)| r).collect();
+
+    let findings = env.spawner.findings.all();
+    for finding in &findings {
+        give_to_owner(finding, &mut results, checks, &config);
     }
-    for mut result in results {
-        if expected.listed(&report.name, &result.info.id) {
+    report.findings = findings;
+
+    // A baseline may name the target as reported, as the command line was labelled, or (as
+    // earlier versions named it) by its program.
+    let target = &env.spawner.target;
+    let program = target.program.rsplit('/').next().unwrap_or(&target.program);
+    let names = [report.name.as_str(), target.name.as_str(), program];
+    for result in &mut results {
+        if expected.listed(&names, &result.info.id) {
             match result.status {
                 Status::Fail => result.expected_failure = true,
                 Status::Pass => report.stale_expected_failures.push(result.info.id.clone()),
                 _ => {}
             }
         }
-        report.results.push(result);
     }
+    report.results = results;
+    report.starts = env.spawner.starts.snapshot();
     report.duration = started.elapsed();
     report
 }
 
-/// Starts the server once with `initialize` (the legacy era probe too): a server that cannot be
-/// spawned, or exits before answering `initialize`, could not be started (exit code 3).
-/// Otherwise the reply to `initialize` (an error from a modern-only server), or why none came.
-async fn start(ctx: &Ctx) -> Result<Result<serde_json::Value, String>, String> {
-    let target = &ctx.target;
-    let mut probe = ctx
-        .spawn()
-        .await
-        .map_err(|e| format!("could not start {}: {e}", target.display()))?;
-    let id = serde_json::json!(probe.id());
-    let msg = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "initialize",
-        "params": crate::probe::initialize_params(crate::LATEST)});
-    if probe.send(&msg).await.is_err()
-        && probe.wait_exit(Duration::from_millis(500)).await.is_some()
-    {
-        return Err(exited(&probe, "before reading anything").await);
-    }
-    // Generous by default: an npx-launched server may need to download or compile first.
-    probe.wait = ctx.config.wait.max(ctx.config.start_wait);
-    match probe.response(&id).await {
-        Ok(reply) => Ok(Ok(reply)),
-        Err(_) if probe.wait_exit(Duration::from_millis(200)).await.is_some() => {
-            Err(exited(&probe, "before answering initialize").await)
-        }
-        Err(e) => match probe.next(Duration::ZERO).await {
-            Got::Eof => Err(exited(&probe, "closed stdout before answering initialize").await),
-            _ => Ok(Err(e)), // it runs but does not answer: the checks will say so
-        },
-    }
-}
-
-async fn exited(probe: &crate::probe::Probe, when: &str) -> String {
-    let status = probe
-        .conn()
-        .exit_status()
-        .map(|s| format!(" (it {})", crate::probe::describe_exit(s)))
-        .unwrap_or_default();
-    let stderr = probe.conn().stderr(Duration::from_millis(300)).await;
-    let tail: Vec<&str> = stderr
-        .iter()
-        .rev()
-        .take(10)
-        .rev()
-        .map(String::as_str)
-        .collect();
-    let mut text = format!("the server exited {when}{status}");
-    if !tail.is_empty() {
-        text.push_str("; its last stderr lines:\n  ");
-        text.push_str(&tail.join("\n  "));
-    }
-    text
-}
-
-async fn run_check(check: &Check, ctx: Ctx) -> CheckResult {
-    let started = Instant::now();
-    let sink = Arc::clone(&ctx.sink);
-    let not_applicable = ctx
-        .era
-        .as_deref()
-        .and_then(|era| modern::not_applicable(check, era));
-    // A check makes several bounded waits; it must still end however the server behaves.
-    let bound = (ctx.config.wait * 12).max(Duration::from_secs(30));
-    let outcome = {
-        let body = async {
-            match &check.body {
-                Body::Code(f) => f(&ctx).await,
-                Body::Scenario(s) => crate::scenario::run(s, &ctx).await,
-            }
-        };
-        match not_applicable {
-            Some(reason) => Outcome::Skip(reason),
-            None => match tokio::time::timeout(bound, body).await {
-                Ok(outcome) => outcome,
-                Err(_) => Outcome::fail(
-                    format!("the check finishes within {bound:?}"),
-                    "it was still waiting on the server; the check was stopped".to_owned(),
-                ),
-            },
-        }
-    };
-    let status = judge(check.info.level, &outcome, ctx.config.profile);
-    let collected = std::mem::take(&mut *sink.lock().unwrap_or_else(PoisonError::into_inner));
-    let Collected { transcript, stderr } = collected;
+/// A result decided without running the check (it does not apply, or is blocked).
+fn decided(
+    check: &Check,
+    config: &RunConfig,
+    outcome: Outcome,
+    blocked_by: Option<&str>,
+) -> CheckResult {
+    let info = effective_info(check, config.profile);
     CheckResult {
-        info: check.info.clone(),
-        status,
+        status: judge(info.level, &outcome, config.profile),
+        info,
         outcome,
         expected_failure: false,
-        duration: started.elapsed(),
-        transcript,
-        stderr,
+        blocked_by: blocked_by.map(str::to_owned),
+        broke_session: None,
+        duration: Duration::ZERO,
+        transcript: Vec::new(),
+        stderr: Vec::new(),
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn patterns() {
-        assert!(id_matches("lifecycle", "lifecycle.ping"));
-        assert!(!id_matches("life", "lifecycle.ping"));
-        assert!(id_matches("lifecycle.ping", "lifecycle.ping"));
-        assert!(id_matches("*.ping*", "lifecycle.ping-before-initialize"));
-        assert!(id_matches("jsonrpc.*-id", "jsonrpc.null-id"));
-        assert!(!id_matches("jsonrpc.*-id", "jsonrpc.null-ids"));
+/// The check's description with the level it has under `profile`.
+fn effective_info(check: &Check, profile: Profile) -> crate::check::CheckInfo {
+    let mut info = check.info.clone();
+    if let (Profile::Echo, Some(level)) = (profile, info.echo_level) {
+        info.level = level;
     }
+    info
+}
+
+/// The checks of one shared session, one after another. A check that breaks the session (the
+/// server exits or stops answering) is named, and the next check gets a new one.
+async fn run_group<'a>(
+    env: &'a Env,
+    kind: Session,
+    checks: Vec<(usize, &'a Check)>,
+    first: Option<Probe>,
+) -> Vec<(usize, CheckResult)> {
+    let slot: Slot = Arc::new(Mutex::new(first));
+    let mut out = Vec::new();
+    // The check whose wait timed out first, and whether a new session timed out again: then
+    // the server keeps losing replies, and the checks left are blocked by that first one
+    // instead of each waiting out its timeout.
+    let mut first_timeout: Option<String> = None;
+    let mut gave_up = false;
+    for (i, check) in checks {
+        if gave_up {
+            let owner = first_timeout.as_deref().unwrap_or_default();
+            let result = decided(
+                check,
+                env.config(),
+                Outcome::Blocked(format!(
+                    "not run: the shared {} session stopped answering twice (first in {owner}), \
+                     so the server keeps losing replies",
+                    kind.as_str()
+                )),
+                Some(owner),
+            );
+            env.progress.finished(&result);
+            out.push((i, result));
+            continue;
+        }
+        let trace = Trace::new(&check.info.id);
+        let empty = slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none();
+        if empty {
+            match new_session(env, kind, &trace).await {
+                Ok(probe) => *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(probe),
+                Err(e) => {
+                    let started = Instant::now();
+                    let mut result = decided(
+                        check,
+                        env.config(),
+                        Outcome::fail(format!("a new shared {} session", kind.as_str()), e),
+                        None,
+                    );
+                    finish(&mut result, &trace, started);
+                    env.progress.finished(&result);
+                    out.push((i, result));
+                    continue;
+                }
+            }
+        }
+        let mut result = run_check(env, check, &trace, Some(Arc::clone(&slot))).await;
+        let mut guard = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        let timed_out = guard.as_ref().is_some_and(|p| p.timed_out && !p.gone());
+        if timed_out && result.status == Status::Fail {
+            match &first_timeout {
+                None => first_timeout = Some(check.info.id.clone()),
+                Some(_) => gave_up = true,
+            }
+        }
+        let broke = match guard.as_ref() {
+            None => Some("the check did not hand it back".to_owned()),
+            Some(p) if p.gone() => Some("the server exited".to_owned()),
+            Some(p) if p.timed_out => {
+                Some("the server stopped answering (a wait timed out)".to_owned())
+            }
+            Some(_) if result.outcome_was_cut() => {
+                Some("the check ran into its own time limit".to_owned())
+            }
+            Some(_) => None,
+        };
+        // A check that ends the session (SIGTERM) is expected to.
+        if let Some(how) = broke.filter(|_| !check.info.ends_session) {
+            result.broke_session = Some(format!(
+                "the shared {} session broke during this check: {how}; the checks after it use \
+                 a new session",
+                kind.as_str()
+            ));
+            *guard = None;
+        }
+        if guard.as_ref().is_some_and(Probe::gone) {
+            *guard = None;
+        }
+        drop(guard);
+        env.progress.finished(&result);
+        out.push((i, result));
+    }
+    out
+}
+
+/// A new shared session after one broke: a fresh process, with the handshake (legacy) or the
+/// modern `_meta` set; its frames go to the check that needs it.
+async fn new_session(env: &Env, kind: Session, trace: &Trace) -> Result<Probe, String> {
+    let label = format!("new shared {} session", kind.as_str());
+    let mut probe = env.spawner.spawn(trace, label)?;
+    match kind {
+        Session::Modern => probe.meta = Some(modern_meta(modern::VERSION)),
+        _ => {
+            probe.handshake(crate::LATEST).await?;
+        }
+    }
+    Ok(probe)
+}
+
+/// The text of a check stopped by its own time limit.
+const CUT: &str = "it was still waiting on the server; the check was stopped";
+
+impl CheckResult {
+    fn outcome_was_cut(&self) -> bool {
+        matches!(&self.outcome, Outcome::Fail { actual, .. } if actual == CUT)
+    }
+}
+
+/// Runs one check's body, bounded, and judges it.
+async fn run_check(env: &Env, check: &Check, trace: &Trace, shared: Option<Slot>) -> CheckResult {
+    let started = Instant::now();
+    let ctx = env.ctx(trace, shared);
+    // A check makes several bounded waits (the first reply of a process may take the start
+    // budget); it must still end however the server behaves.
+    let config = env.config();
+    let bound = config.first_reply_wait() + (config.wait * 12).max(Duration::from_secs(30));
+    let outcome = match tokio::time::timeout(bound, check.run(&ctx)).await {
+        Ok(outcome) => outcome,
+        Err(_) => Outcome::fail(format!("the check finishes within {bound:?}"), CUT),
+    };
+    drop(ctx);
+    let mut result = decided(check, config, outcome, None);
+    finish(&mut result, trace, started);
+    result
+}
+
+/// Completes a result with its evidence; a check whose wait met a mismatch it does not own,
+/// and that did not pass anyway, is blocked by the mismatch's owner.
+fn finish(result: &mut CheckResult, trace: &Trace, started: Instant) {
+    let collected = trace.take();
+    if let Some((kind, why)) = collected.blocked {
+        let owner = kind.owner();
+        let judged = matches!(result.outcome, Outcome::Pass(_) | Outcome::Skip(_));
+        if owner != result.info.id && !judged {
+            result.outcome = Outcome::Blocked(why);
+            result.status = Status::Blocked;
+            result.blocked_by = Some(owner.to_owned());
+        }
+    }
+    result.transcript = collected.transcript;
+    result.stderr = collected.stderr;
+    result.duration = started.elapsed();
+}
+
+/// A root cause fails the check that owns it (added to the report if it did not run), with the
+/// frames that show it.
+fn give_to_owner(
+    finding: &Finding,
+    results: &mut Vec<CheckResult>,
+    all: &[Check],
+    config: &RunConfig,
+) {
+    let owner = finding.kind.owner();
+    let times = if finding.count > 1 {
+        format!(", {} times in all", finding.count)
+    } else {
+        String::new()
+    };
+    let outcome = Outcome::fail(
+        finding.kind.rule(),
+        format!(
+            "{} (first seen in {}{times})",
+            finding.actual, finding.seen_in
+        ),
+    );
+    let mut frames = vec![TranscriptEntry {
+        at_ms: finding.frames.first().map_or(0.0, |e| e.at_ms),
+        direction: Direction::Event,
+        text: format!("<the frames that show it, from {}>", finding.seen_in),
+    }];
+    frames.extend(finding.frames.iter().cloned());
+    let index = results.iter().position(|r| r.info.id == owner);
+    let result = match index {
+        Some(i) => &mut results[i],
+        None => {
+            let Some(check) = all.iter().find(|c| c.info.id == owner) else {
+                return;
+            };
+            results.push(decided(check, config, outcome.clone(), None));
+            let last = results.len() - 1;
+            &mut results[last]
+        }
+    };
+    if result.status == Status::Fail {
+        result.transcript.extend(frames);
+        return;
+    }
+    result.status = judge(result.info.level, &outcome, config.profile);
+    result.outcome = outcome;
+    result.blocked_by = None;
+    result.transcript.extend(frames);
 }

@@ -20,17 +20,17 @@
 //! [pattern](crate::pattern)), `expect_no_reply` (no response within `within_ms`),
 //! `still_serving` (a ping is answered), `close_stdin`, `expect_exit` (exit within `within_ms`,
 //! optionally with `code`). A scenario starts with a complete handshake unless `handshake` is
-//! false; `protocol_version` picks the version it offers.
+//! false; `protocol_version` picks the version it offers. `quote` may give the words of the
+//! cited text that make its level what it is. A scenario runs in a fresh server process.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::check::{CheckInfo, Level, Outcome};
+use crate::check::{Level, Outcome};
 use crate::pattern::{matches, short};
-use crate::runner::{Body, Check, Ctx};
+use crate::session::Ctx;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +39,8 @@ pub struct Scenario {
     pub level: Level,
     pub description: String,
     pub spec: String,
+    #[serde(default)]
+    pub quote: String,
     #[serde(default)]
     pub echo_only: bool,
     #[serde(default = "yes")]
@@ -78,26 +80,12 @@ enum File {
     Bare(Vec<Scenario>),
 }
 
-/// Parses a scenario file (`{"scenarios": [...]}` or a bare array) into checks.
-pub fn parse(text: &str) -> Result<Vec<Check>, String> {
+/// Parses a scenario file (`{"scenarios": [...]}` or a bare array).
+pub fn parse(text: &str) -> Result<Vec<Scenario>, String> {
     let file: File = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let scenarios = match file {
+    Ok(match file {
         File::Wrapped { scenarios } | File::Bare(scenarios) => scenarios,
-    };
-    Ok(scenarios.into_iter().map(into_check).collect())
-}
-
-fn into_check(s: Scenario) -> Check {
-    Check {
-        info: CheckInfo {
-            id: s.id.clone(),
-            level: s.level,
-            description: s.description.clone(),
-            spec: s.spec.clone(),
-            echo_only: s.echo_only,
-        },
-        body: Body::Scenario(Arc::new(s)),
-    }
+    })
 }
 
 /// Runs a scenario in a fresh server process.

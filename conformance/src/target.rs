@@ -22,6 +22,9 @@ pub struct Target {
     pub bundled: bool,
     /// Why this entry is not tested (an HTTP server in a config file).
     pub skip: Option<String>,
+    /// The name was made from the command line, not given (a config file's entry name): the
+    /// server's own `serverInfo.name` replaces it once known.
+    pub auto_name: bool,
 }
 
 impl Target {
@@ -34,7 +37,17 @@ impl Target {
             cwd: None,
             bundled: false,
             skip: None,
+            auto_name: false,
         }
+    }
+
+    /// A target given as a command line, named after the program it runs: the package or
+    /// script in it (`npx -y @scope/server` → `@scope/server`, `python3 -S x/server.py` →
+    /// `server.py`), until the server names itself.
+    pub fn from_command(program: &str, args: &[String]) -> Target {
+        let mut target = Target::new(command_label(program, args), program, args.to_vec());
+        target.auto_name = true;
+        target
     }
 
     pub fn command(&self) -> ServerCommand {
@@ -54,6 +67,65 @@ impl Target {
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
+
+/// Launchers whose first argument that is not an option (or `K=V`) is what they run.
+const LAUNCHERS: [&str; 14] = [
+    "env", "npx", "pnpx", "bunx", "uvx", "pipx", "node", "deno", "bun", "python", "python3", "uv",
+    "exec", "nohup",
+];
+
+/// What a command line runs, for a name: past launchers, interpreters and their options
+/// (`env K=V`, `npx -y`, `python3 -m module`, `uv run`, `sh -c 'exec …'`), the package,
+/// module or script; its file name if it is a path.
+pub fn command_label(program: &str, args: &[String]) -> String {
+    let words: Vec<&str> = std::iter::once(program)
+        .chain(args.iter().map(String::as_str))
+        .collect();
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        let base = word.rsplit('/').next().unwrap_or(word);
+        let launcher = LAUNCHERS.contains(&base) || base.starts_with("python3.");
+        if launcher || word.contains('=') && !word.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        if matches!(base, "sh" | "bash" | "zsh") {
+            // `sh -c 'sleep 1; exec server --flag'`: what the script runs last.
+            if let Some(script) = words.get(i + 2).filter(|_| words.get(i + 1) == Some(&"-c")) {
+                let last = script.rsplit([';', '&']).next().unwrap_or(script);
+                let inner: Vec<String> = last.split_whitespace().map(str::to_owned).collect();
+                if let Some((p, a)) = inner.split_first() {
+                    return command_label(p, a);
+                }
+            }
+            i += 1;
+            continue;
+        }
+        if word == "run" && i > 0 {
+            i += 1;
+            continue;
+        }
+        if word.starts_with('-') {
+            // `python3 -m module`: the module is the name.
+            if matches!(word, "-m" | "--from" | "--package" | "-p") {
+                if let Some(next) = words.get(i + 1) {
+                    return (*next).to_owned();
+                }
+            }
+            // Options whose value is not what runs.
+            let skip_value = matches!(word, "--with" | "--python" | "--directory" | "--env-file");
+            i += if skip_value { 2 } else { 1 };
+            continue;
+        }
+        return if word.starts_with('@') {
+            word.to_owned()
+        } else {
+            base.to_owned()
+        };
+    }
+    program.rsplit('/').next().unwrap_or(program).to_owned()
 }
 
 /// The bundled `mcp-echo-server`: beside this executable (installed together, or in the same
@@ -196,6 +268,38 @@ pub fn parse_env(kv: &str) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_are_named_after_what_they_run() {
+        let name = |cmd: &str| {
+            let words: Vec<String> = cmd.split(' ').map(str::to_owned).collect();
+            command_label(&words[0], &words[1..])
+        };
+        assert_eq!(
+            name("npx -y @modelcontextprotocol/server-everything"),
+            "@modelcontextprotocol/server-everything"
+        );
+        assert_eq!(
+            name("env FOO=1 BAR=2 node dist/index.js --stdio"),
+            "index.js"
+        );
+        assert_eq!(
+            name("python3 -S tests/fixtures/broken_server.py --bug x"),
+            "broken_server.py"
+        );
+        assert_eq!(name("python3 -m mcp_server_fetch"), "mcp_server_fetch");
+        assert_eq!(name("uvx mcp-server-git --repository ."), "mcp-server-git");
+        assert_eq!(name("uv run --with mcp server.py"), "server.py");
+        assert_eq!(
+            name("/usr/local/bin/mcp-echo-server --log-level debug"),
+            "mcp-echo-server"
+        );
+        let sh = vec![
+            "-c".to_owned(),
+            "sleep 6; exec python3 /x/srv.py".to_owned(),
+        ];
+        assert_eq!(command_label("sh", &sh), "srv.py");
+    }
 
     #[test]
     fn expands_variables() {

@@ -34,14 +34,14 @@ fn area_ids<'a>(report: &'a Value, area: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// The MUST and SHOULD checks of the modern area (`modern.ping-removed` is INFO).
+/// The MUST and SHOULD checks of the modern area (`modern.ping-removed` and
+/// `modern.requests-without-meta` are INFO).
 const MODERN_REQUIREMENTS: &[&str] = &[
     "modern.discover",
     "modern.discover-server-info",
     "modern.unsupported-version",
     "modern.result-type",
     "modern.tools-list-cacheable",
-    "modern.requests-without-meta",
     "modern.missing-meta-invalid-params",
     "modern.no-server-requests",
 ];
@@ -134,7 +134,7 @@ fn modern_checks_skip_against_a_legacy_server() {
     let ids = area_ids(&report, "modern");
     assert_eq!(
         ids.len(),
-        MODERN_REQUIREMENTS.len() + 1,
+        MODERN_REQUIREMENTS.len() + 2,
         "{}",
         run.context()
     );
@@ -165,8 +165,20 @@ fn correct_modern_fixture_passes() {
     assert_status(
         &run,
         &report,
-        &["modern.ping-removed", "era.detect"],
+        &[
+            "modern.ping-removed",
+            "era.detect",
+            "modern.requests-without-meta",
+        ],
         "INFO",
+    );
+    // The two start-up processes (the discover one goes on as the shared modern session) and
+    // the two that get a request without proper _meta first: nothing else is started.
+    assert_eq!(
+        report["targets"][0]["starts"]["count"],
+        4,
+        "{}",
+        run.context()
     );
     for id in with_status(&report, "SKIP") {
         let c = find(&report, id);
@@ -225,6 +237,37 @@ fn correct_dual_fixture_passes_strict_in_both_framings() {
             assert_eq!(id, "framing.crlf", "{}", run.context());
         }
     }
+}
+
+/// A dual-era server may serve a request that carries neither initialize nor 2026-07-28
+/// `_meta` under legacy semantics (2026-07-28 basic/versioning.mdx: a dual-era server "selects
+/// its behavior from how the client opens"): observed, not failed. A request whose `_meta`
+/// names the version but lacks clientCapabilities is modern and still MUST get -32602.
+#[test]
+fn a_dual_era_server_may_serve_requests_without_meta_as_legacy_ones() {
+    let (run, report) = check(
+        &["--only", "modern"],
+        &Fixture::correct()
+            .era("dual")
+            .arg("--serve-before-initialize")
+            .command(),
+    );
+    assert_exit(&run, 0);
+    assert_status(
+        &run,
+        &report,
+        &["modern.missing-meta-invalid-params"],
+        "PASS",
+    );
+    assert_status(&run, &report, &["modern.requests-without-meta"], "INFO");
+    let c = find(&report, "modern.requests-without-meta");
+    assert!(
+        c["actual"]
+            .as_str()
+            .unwrap()
+            .contains("without _meta: result"),
+        "{c}"
+    );
 }
 
 /// Each modern defect fails its check and no other modern check; in the modern-only and in the

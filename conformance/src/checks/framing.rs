@@ -1,141 +1,266 @@
 //! stdio framing and process behaviour (`basic/transports.mdx`, stdio; `lifecycle.mdx`,
 //! Shutdown), plus the echo profile's round trips.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use mcp_protocol::Framing;
 use serde_json::{json, Value};
 
-use super::{code, step};
-use crate::check::{Level, Outcome};
-use crate::pattern::short;
-use crate::probe::{is_response, Got};
-use crate::runner::{Check, Ctx};
+use super::step;
+use crate::catalog::Check;
+use crate::check::{Level, Outcome, Session};
+use crate::mismatch::Kind;
+use crate::pattern::{describe, short};
+use crate::probe::{describe_exit, is_response, Got};
+use crate::session::Ctx;
+
+/// How long a server may take to exit once its stdin is closed (or on SIGTERM): the harness's
+/// reading of "promptly".
+const EXIT_WITHIN: Duration = Duration::from_secs(2);
 
 pub fn checks() -> Vec<Check> {
-    let mut checks = vec![
-        code(
+    vec![
+        Check::code(
             "framing.stdout-only-frames",
             Level::Must,
-            "stdout holds nothing but valid JSON-RPC frames for a whole session",
-            "basic/transports.mdx, stdio (\"The server MUST NOT write anything to its stdout that is not a valid MCP message\")",
+            "stdout holds nothing but valid JSON-RPC messages for a whole session, to its end",
+            "basic/transports.mdx, stdio",
             |ctx| stdout_only_frames(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("The server MUST NOT write anything to its stdout that is not a valid MCP message."),
+        Check::code(
+            "framing.replies-in-kind",
+            Level::Must,
+            "replies come in the framing of the requests: newline-delimited JSON (with --framing content-length, Content-Length frames)",
+            "basic/transports.mdx, stdio",
+            |ctx| in_kind(ctx, Kind::OtherFraming).boxed(),
+        )
+        .quote("Messages are delimited by newlines ...; The server MUST NOT write anything to its stdout that is not a valid MCP message. (a header line is not one; in Content-Length framing neither is a bare JSON line)")
+        .session(Session::Startup),
+        Check::code(
+            "framing.no-embedded-newlines",
+            Level::Must,
+            "each message the server writes is on one line (no pretty-printed JSON)",
+            "basic/transports.mdx, stdio",
+            |ctx| in_kind(ctx, Kind::SpreadOverLines).boxed(),
+        )
+        .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines.")
+        .session(Session::Startup),
+        Check::code(
             "framing.byte-at-a-time",
             Level::Must,
             "a request written one byte at a time is answered",
-            "basic/transports.mdx, stdio (a stream; reads may split a message anywhere)",
+            "basic/transports.mdx, stdio; JSON-RPC 2.0 §5",
             |ctx| byte_at_a_time(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Messages are delimited by newlines (the newline ends a message, not a write); \"When a rpc call is made, the Server MUST reply with a Response\" (JSON-RPC 2.0 §5)")
+        .session(Session::Legacy),
+        Check::code(
             "framing.several-in-one-write",
             Level::Must,
             "several requests in one write are all answered",
-            "basic/transports.mdx, stdio",
+            "basic/transports.mdx, stdio; JSON-RPC 2.0 §5",
             |ctx| several_in_one_write(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Messages are delimited by newlines (one write may hold several); \"When a rpc call is made, the Server MUST reply with a Response\" (JSON-RPC 2.0 §5)")
+        .session(Session::Legacy)
+        .runs_first(),
+        Check::code(
             "framing.crlf",
-            Level::Should,
-            "requests ending in \\r\\n are answered (newline-delimited framing)",
+            Level::Info,
+            "what requests ending in \\r\\n get (newline-delimited framing)",
             "basic/transports.mdx, stdio; go-sdk #664 (CRLF from Windows peers)",
             |ctx| crlf(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines. (silent on a carriage return)")
+        .session(Session::Legacy)
+        .echo_level(Level::Must),
+        Check::code(
             "framing.utf8",
             Level::Must,
             "multi-byte UTF-8 in requests and replies keeps the stream in step",
-            "basic/transports.mdx, stdio (\"Messages … MUST be UTF-8 encoded\", 2025-03-26+)",
+            "basic/transports.mdx (introduction, 2025-03-26 on)",
             |ctx| utf8(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("JSON-RPC messages MUST be UTF-8 encoded.")
+        .session(Session::Legacy),
+        Check::code(
             "framing.large-message",
-            Level::Should,
-            "a 1 MiB request is answered",
+            Level::Info,
+            "what a 1 MiB request gets",
             "basic/transports.mdx, stdio (no size limit is set; hosts send large tool inputs)",
             |ctx| large_message(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("(silent: no size limit is set)")
+        .session(Session::Legacy)
+        .echo_level(Level::Must),
+        Check::code(
             "framing.eof-no-data-loss",
-            Level::Must,
-            "every request written before stdin closes is answered",
-            "basic/lifecycle.mdx, Shutdown; JSON-RPC 2.0 §5 (a request gets a response)",
+            Level::Info,
+            "how many of 100 requests written just before stdin closes are answered",
+            "basic/lifecycle.mdx, Shutdown; 2026-07-28 basic/transports/stdio.mdx, Shutdown",
             |ctx| eof_no_data_loss(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("closing the input stream to the child process is how the client ends the connection; nothing says requests still pending must be answered")
+        .echo_level(Level::Must),
+        Check::code(
             "framing.eof-exit",
             Level::Should,
-            "the server exits within 2 s of stdin closing",
-            "basic/lifecycle.mdx, Shutdown; 2026-07-28 stdio (\"SHOULD exit promptly when their standard input is closed\")",
+            "the server exits within 2 s of stdin closing (for a server that speaks only legacy revisions, which say nothing of it, an observation)",
+            "2026-07-28 basic/transports/stdio.mdx, Shutdown",
             |ctx| eof_exit(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Servers SHOULD exit promptly when their standard input is closed or reads return end-of-file.")
+        .echo_level(Level::Must),
+        Check::code(
             "framing.sigterm-exit",
-            Level::Should,
-            "the server exits within 2 s of SIGTERM",
-            "basic/lifecycle.mdx, Shutdown (the client sends SIGTERM, then SIGKILL)",
+            Level::Info,
+            "how soon the server exits on SIGTERM",
+            "basic/lifecycle.mdx, Shutdown",
             |ctx| sigterm_exit(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("sending SIGTERM if the server does not exit within a reasonable time (the client's steps; nothing binds the server)")
+        .session(Session::Legacy)
+        .ends_session()
+        .echo_level(Level::Must),
+        Check::code(
             "framing.stderr-volume",
             Level::Info,
             "how much the server writes to stderr in a short session",
-            "basic/transports.mdx, stdio (stderr is for logging; hosts capture it)",
+            "basic/transports.mdx, stdio",
             |ctx| stderr_volume(ctx).boxed(),
-        ),
-    ];
-    let mut echo = code(
-        "echo.round-trips",
-        Level::Must,
-        "echo returns empty, unicode, newline-containing and 1 MiB texts verbatim",
-        "README, Behaviour (the echo tool)",
-        |ctx| echo_round_trips(ctx).boxed(),
-    );
-    echo.info.echo_only = true;
-    checks.push(echo);
-    checks
+        )
+        .quote("The server MAY write UTF-8 strings to its standard error (stderr) for logging purposes."),
+        Check::code(
+            "echo.round-trips",
+            Level::Must,
+            "echo returns empty, unicode, newline-containing and 1 MiB texts verbatim",
+            "README, Behaviour (the echo tool)",
+            |ctx| echo_round_trips(ctx).boxed(),
+        )
+        .session(Session::Legacy)
+        .echo_only(),
+    ]
+}
+
+/// Judged from the whole run: a mismatch of `kind` anywhere fails it (the runner gives the
+/// finding to it, with the frames); here only what the start-up showed.
+async fn in_kind(ctx: &Ctx, kind: Kind) -> Outcome {
+    if let Some(era) = &ctx.era {
+        ctx.trace.absorb(&era.evidence());
+    }
+    match ctx.era.as_ref().and_then(|e| e.blocked.as_ref()) {
+        Some((k, why)) if *k == kind => Outcome::fail(kind.rule(), why.clone()),
+        _ => Outcome::pass("the replies of the run were read as sent"),
+    }
+}
+
+/// A short session in a process of its own, observed once: from its start, a handshake, a few
+/// requests, then stdin closed and stdout read to its end.
+#[derive(Debug)]
+struct ShortSession {
+    /// What was on stdout that is not a JSON-RPC message, and how many in all.
+    not_messages: Vec<String>,
+    not_messages_total: usize,
+    frames: usize,
+    /// How the process ended after stdin closed, and how long that took.
+    exit: Option<(Duration, String)>,
+    /// (bytes, lines) written to stderr.
+    stderr: (u64, u64),
+}
+
+async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, String>> {
+    ctx.observe("a short session", |ctx| async move {
+        // The process version negotiation asked 1999-01-01 in, if the server answered it: what
+        // it wrote since it started counts (a banner comes before the initialize reply).
+        let (mut p, _) = ctx.after_initialize("1999-01-01").await?;
+        p.notify("notifications/initialized", None).await?;
+        p.exercise().await;
+        let _ = p.until_barrier().await;
+        // The replies are other checks' to judge; these judge stdout, stderr and the exit.
+        ctx.trace.clear_blocked();
+        p.close_stdin();
+        let closed = Instant::now();
+        // Whatever comes until stdout closes counts too.
+        let deadline = tokio::time::Instant::now() + EXIT_WITHIN;
+        while !matches!(p.next_until(deadline).await, Got::Eof | Got::Timeout) {}
+        let exit = p
+            .wait_exit(EXIT_WITHIN.saturating_sub(closed.elapsed()))
+            .await
+            .map(|status| (closed.elapsed(), status.to_string()));
+        let _ = p.conn().stderr(Duration::from_millis(300)).await;
+        let mut not_messages: Vec<String> = p.garbage.clone();
+        let odd = p.received.iter().filter(|v| {
+            !(v.is_object() || v.is_array())
+                || v.get("jsonrpc") != Some(&json!("2.0")) && !v.is_array()
+        });
+        let odd: Vec<String> = odd.map(short).collect();
+        let total = p.garbage_total + odd.len();
+        not_messages.extend(odd);
+        Ok(ShortSession {
+            not_messages,
+            not_messages_total: total,
+            frames: p.received_total,
+            exit,
+            stderr: p.conn().stderr_volume(),
+        })
+    })
+    .await
 }
 
 async fn stdout_only_frames(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.spawn().await, "the server starts");
-    // Anything printed before the first request (a banner) is already a violation.
-    let _ = p.silence(Duration::from_millis(300)).await;
-    step!(p.handshake(crate::LATEST).await, "a complete handshake");
-    p.exercise().await;
-    let _ = p.silence(Duration::from_millis(200)).await;
-    p.close_stdin();
-    // Whatever comes until stdout closes counts too.
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < deadline {
-        if matches!(p.next(Duration::from_millis(200)).await, Got::Eof) {
-            break;
-        }
+    let observed = short_session(ctx).await;
+    let s = step!(
+        observed.as_ref().as_ref().map_err(Clone::clone),
+        "a session"
+    );
+    if s.not_messages.is_empty() {
+        return Outcome::pass(format!("{} frames, all JSON-RPC", s.frames));
     }
-    let not_messages: Vec<String> = p
-        .received
-        .iter()
-        .filter(|v| {
-            !(v.is_object() || v.is_array())
-                || v.get("jsonrpc") != Some(&json!("2.0")) && !v.is_array()
-        })
-        .map(short)
-        .collect();
-    let total = p.garbage_total + not_messages.len();
-    let mut bad = p.garbage.clone();
-    bad.extend(not_messages);
-    if bad.is_empty() {
-        Outcome::pass(format!("{} frames, all JSON-RPC", p.received_total))
-    } else {
-        // A flood is summarized: the first few, and how many in all.
-        const SHOWN: usize = 20;
-        if total > SHOWN {
-            bad.truncate(SHOWN);
-            bad.push(format!("… {total} in all"));
-        }
-        Outcome::fail("only JSON-RPC frames on stdout", bad.join("\n"))
+    // A flood is summarized: the first few, and how many in all.
+    const SHOWN: usize = 20;
+    let mut bad: Vec<String> = s.not_messages.iter().take(SHOWN).cloned().collect();
+    if s.not_messages_total > SHOWN {
+        bad.push(format!("… {} in all", s.not_messages_total));
     }
+    Outcome::fail("only JSON-RPC messages on stdout", bad.join("\n"))
+}
+
+async fn eof_exit(ctx: &Ctx) -> Outcome {
+    let observed = short_session(ctx).await;
+    let s = step!(
+        observed.as_ref().as_ref().map_err(Clone::clone),
+        "a session"
+    );
+    let outcome = match &s.exit {
+        Some((after, status)) => Outcome::pass(format!("exited in {after:?} ({status})")),
+        None => Outcome::fail(
+            format!("exit within {EXIT_WITHIN:?} of EOF"),
+            format!("still running after {EXIT_WITHIN:?}"),
+        ),
+    };
+    let legacy_only = ctx.era.as_ref().is_some_and(|e| !e.modern);
+    match outcome {
+        Outcome::Fail { actual, .. } if legacy_only => Outcome::Observed(format!(
+            "{actual} (the legacy revisions it speaks ask nothing of it here)"
+        )),
+        outcome => outcome,
+    }
+}
+
+async fn stderr_volume(ctx: &Ctx) -> Outcome {
+    let observed = short_session(ctx).await;
+    let s = step!(
+        observed.as_ref().as_ref().map_err(Clone::clone),
+        "a session"
+    );
+    let (bytes, lines) = s.stderr;
+    Outcome::Observed(format!(
+        "{bytes} bytes in {lines} lines for a handshake, ping, tools/list, an unknown method, \
+         an unknown tool and stdin closed"
+    ))
 }
 
 async fn byte_at_a_time(ctx: &Ctx) -> Outcome {
@@ -148,10 +273,7 @@ async fn byte_at_a_time(ctx: &Ctx) -> Outcome {
         }
     }
     match p.response(&json!("slow")).await {
-        Ok(r) if r.get("result").is_some() => {
-            Outcome::pass(format!("{} one-byte writes", frame.len()))
-        }
-        Ok(r) => Outcome::fail("a result", short(&r)),
+        Ok(_) => Outcome::pass(format!("{} one-byte writes", frame.len())),
         Err(e) => Outcome::fail("a reply", e),
     }
 }
@@ -174,7 +296,7 @@ async fn several_in_one_write(ctx: &Ctx) -> Outcome {
 }
 
 async fn crlf(ctx: &Ctx) -> Outcome {
-    if ctx.config.framing != Framing::Ndjson {
+    if ctx.config().framing != Framing::Ndjson {
         return Outcome::Skip("only for newline-delimited framing".to_owned());
     }
     let mut p = step!(ctx.ready().await, "a complete handshake");
@@ -184,8 +306,7 @@ async fn crlf(ctx: &Ctx) -> Outcome {
         "to write"
     );
     match p.response(&json!("crlf")).await {
-        Ok(r) if r.get("result").is_some() => Outcome::pass("answered"),
-        Ok(r) => Outcome::fail("a result", short(&r)),
+        Ok(r) => Outcome::pass(format!("answered: {}", describe(&r))),
         Err(e) => Outcome::fail("a reply", e),
     }
 }
@@ -215,43 +336,58 @@ async fn large_message(ctx: &Ctx) -> Outcome {
         json!({"jsonrpc": "2.0", "id": "big", "method": "ping", "params": {"_meta": {"pad": pad}}});
     step!(p.send(&msg).await, "to write");
     match p.response(&json!("big")).await {
-        Ok(r) if r.get("result").is_some() => Outcome::pass("answered"),
-        Ok(r) => Outcome::fail("a result", short(&r)),
+        Ok(r) => Outcome::pass(format!("answered: {}", describe(&r))),
         Err(e) => Outcome::fail("a reply", e),
     }
 }
 
 /// Requests written at once before stdin is closed.
 const EOF_BURST: i64 = 100;
+/// Their ids: far from the ids the harness counts up from.
+const EOF_FIRST: i64 = 500;
 
 async fn eof_no_data_loss(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.ready().await, "a complete handshake");
-    let mut bytes = Vec::new();
-    // Enough that a server which drops what is pending at EOF cannot finish them by luck.
-    for i in 0..EOF_BURST {
-        bytes.extend(
-            p.frame(format!(r#"{{"jsonrpc":"2.0","id":{},"method":"ping"}}"#, 500 + i).as_bytes()),
-        );
-    }
-    step!(p.send_raw(&bytes).await, "to write");
-    p.close_stdin();
-    let mut answered = std::collections::BTreeSet::new();
-    let deadline = tokio::time::Instant::now() + p.wait;
-    loop {
-        match p.next_until(deadline).await {
-            Got::Json(v) if is_response(&v) => {
-                if let Some(id) = v.get("id").and_then(Value::as_i64) {
-                    answered.insert(id);
-                }
-                if answered.len() == EOF_BURST as usize {
-                    break;
+    let observed = ctx
+        .observe("requests pending at EOF", |ctx| async move {
+            let mut p = ctx.ready().await?;
+            let mut bytes = Vec::new();
+            // Enough that a server which drops what is pending at EOF cannot finish them by
+            // luck.
+            for i in EOF_FIRST..EOF_FIRST + EOF_BURST {
+                bytes.extend(
+                    p.frame(format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#).as_bytes()),
+                );
+            }
+            p.send_raw(&bytes).await?;
+            p.close_stdin();
+            let mut answered = std::collections::BTreeSet::new();
+            let deadline = tokio::time::Instant::now() + p.wait;
+            loop {
+                match p.next_until(deadline).await {
+                    Got::Json(v) if is_response(&v) => {
+                        if let Some(id) = v.get("id").and_then(Value::as_i64) {
+                            answered.insert(id);
+                        }
+                        if answered.len() == EOF_BURST as usize {
+                            break;
+                        }
+                    }
+                    Got::Eof | Got::Timeout | Got::OtherFraming(_) => break,
+                    _ => {}
                 }
             }
-            Got::Json(_) | Got::Garbage(_) => {}
-            Got::Eof | Got::Timeout => break,
-        }
-    }
-    let lost: Vec<i64> = (500..500 + EOF_BURST)
+            let status = p
+                .wait_exit(Duration::from_millis(300))
+                .await
+                .map(|s| format!(" (the server {})", describe_exit(s)));
+            Ok::<_, String>((answered, status.unwrap_or_default()))
+        })
+        .await;
+    let (answered, status) = step!(
+        observed.as_ref().as_ref().map_err(Clone::clone),
+        "a session"
+    );
+    let lost: Vec<i64> = (EOF_FIRST..EOF_FIRST + EOF_BURST)
         .filter(|i| !answered.contains(i))
         .collect();
     if lost.is_empty() {
@@ -259,44 +395,23 @@ async fn eof_no_data_loss(ctx: &Ctx) -> Outcome {
     } else {
         Outcome::fail(
             format!("all {EOF_BURST} requests written before EOF answered"),
-            format!("{} answered; lost ids {lost:?}", answered.len()),
+            format!("{} answered; lost ids {lost:?}{status}", answered.len()),
         )
     }
 }
 
-async fn eof_exit(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.ready().await, "a complete handshake");
-    let started = Instant::now();
-    p.close_stdin();
-    match p.wait_exit(Duration::from_secs(2)).await {
-        Some(status) => Outcome::pass(format!("exited in {:?} ({status})", started.elapsed())),
-        None => Outcome::fail("exit within 2 s of EOF", "still running after 2 s"),
-    }
-}
-
 async fn sigterm_exit(ctx: &Ctx) -> Outcome {
-    let p = step!(ctx.ready().await, "a complete handshake");
+    let mut p = step!(ctx.ready().await, "a complete handshake");
+    step!(p.still_serving().await, "a live session to signal");
     let started = Instant::now();
     p.terminate();
-    match p.wait_exit(Duration::from_secs(2)).await {
+    match p.wait_exit(EXIT_WITHIN).await {
         Some(status) => Outcome::pass(format!("exited in {:?} ({status})", started.elapsed())),
-        None => Outcome::fail("exit within 2 s of SIGTERM", "still running after 2 s"),
+        None => Outcome::fail(
+            format!("exit within {EXIT_WITHIN:?} of SIGTERM"),
+            format!("still running after {EXIT_WITHIN:?}"),
+        ),
     }
-}
-
-async fn stderr_volume(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.ready().await, "a complete handshake");
-    for _ in 0..10 {
-        let _ = p.request("ping", None).await;
-    }
-    let _ = p.request("tools/list", None).await;
-    p.close_stdin();
-    let _ = p.wait_exit(Duration::from_secs(2)).await;
-    let _ = p.conn().stderr(Duration::from_millis(300)).await;
-    let (bytes, lines) = p.conn().stderr_volume();
-    Outcome::Observed(format!(
-        "{bytes} bytes in {lines} lines for a handshake, 10 pings and tools/list"
-    ))
 }
 
 async fn echo_round_trips(ctx: &Ctx) -> Outcome {

@@ -1,109 +1,128 @@
 //! Lifecycle (`basic/lifecycle.mdx`): initialize, version negotiation, initialized, ping.
 
-use std::time::Duration;
-
 use futures::FutureExt;
 use serde_json::{json, Value};
 
-use super::{code, step};
-use crate::check::{Level, Outcome};
-use crate::pattern::short;
-use crate::runner::{Check, Ctx};
+use super::step;
+use crate::catalog::Check;
+use crate::check::{Level, Outcome, Session};
+use crate::pattern::{describe, short};
+use crate::probe::initialize_request;
+use crate::session::Ctx;
 use crate::{LATEST, LEGACY_VERSIONS};
+
+/// A version no server supports.
+const UNKNOWN_VERSION: &str = "1999-01-01";
 
 pub fn checks() -> Vec<Check> {
     vec![
-        code(
+        Check::code(
             "lifecycle.initialize-result",
             Level::Must,
-            "initialize returns protocolVersion, capabilities and serverInfo {name, version}",
+            "initialize returns protocolVersion, capabilities and serverInfo {name, version}; every start of the server answers its first request",
             "basic/lifecycle.mdx, Initialization; schema.ts InitializeResult",
             |ctx| initialize_result(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("The server MUST respond with its own capabilities and information")
+        .session(Session::Startup),
+        Check::code(
             "lifecycle.version-negotiation",
             Level::Must,
             "for each legacy version offered, the server answers that version or another it supports",
-            "basic/lifecycle.mdx, Version Negotiation",
+            "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_negotiation(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("If the server supports the requested protocol version, it MUST respond with the same version. Otherwise, the server MUST respond with another protocol version it supports."),
+        Check::code(
             "lifecycle.version-unknown",
             Level::Must,
             "an unknown version (1999-01-01) gets a version the server supports, not an error",
-            "basic/lifecycle.mdx, Version Negotiation",
+            "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_unknown(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Otherwise, the server MUST respond with another protocol version it supports."),
+        Check::code(
             "lifecycle.version-unknown-latest",
             Level::Should,
             "an unknown version gets the latest version the server supports",
-            "basic/lifecycle.mdx, Version Negotiation (\"This SHOULD be the latest version\")",
+            "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_unknown_latest(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("This SHOULD be the latest version supported by the server."),
+        Check::code(
             "lifecycle.initialized-no-reply",
             Level::Must,
             "notifications/initialized gets no reply",
-            "basic/index.mdx, Notifications (\"The receiver MUST NOT send a response\")",
+            "basic/index.mdx, Notifications",
             |ctx| initialized_no_reply(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("The receiver MUST NOT send a response.")
+        .session(Session::Legacy)
+        .runs_first(),
+        Check::code(
             "lifecycle.ping-before-initialize",
-            Level::Should,
-            "ping is answered before initialize",
-            "basic/lifecycle.mdx (\"SHOULD NOT send requests other than pings before\")",
+            Level::Info,
+            "what ping gets before initialize",
+            "basic/lifecycle.mdx, Initialization",
             |ctx| ping_before_initialize(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("The initialization phase MUST be the first interaction between client and server. (binds the client; nothing binds the server before initialize)")
+        .echo_level(Level::Must),
+        Check::code(
             "lifecycle.requests-before-initialize",
             Level::Info,
             "what tools/list gets before initialize",
             "basic/lifecycle.mdx, Initialization",
             |ctx| requests_before_initialize(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("The initialization phase MUST be the first interaction between client and server. (binds the client)"),
+        Check::code(
             "lifecycle.requests-before-initialized",
             Level::Info,
-            "what tools/list gets after initialize but before notifications/initialized",
+            "what tools/list gets after initialize (offering 2024-11-05) but before notifications/initialized",
             "basic/lifecycle.mdx, Initialization",
             |ctx| requests_before_initialized(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("The server SHOULD NOT send requests other than pings and logging before receiving the initialized notification. (about what the server sends, not how it answers)"),
+        Check::code(
             "lifecycle.second-initialize",
             Level::Info,
             "what a second initialize gets",
             "basic/lifecycle.mdx, Initialization",
             |ctx| second_initialize(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("(silent)")
+        .session(Session::Legacy)
+        .ends_session(),
+        Check::code(
             "lifecycle.ping",
             Level::Must,
             "ping after the handshake gets an empty result {}",
-            "basic/utilities/ping.mdx (\"MUST respond promptly with an empty response\")",
+            "basic/utilities/ping.mdx, Behavior Requirements",
             |ctx| ping(ctx).boxed(),
-        ),
+        )
+        .quote("The receiver MUST respond promptly with an empty response")
+        .session(Session::Legacy),
     ]
 }
 
-/// `error CODE MESSAGE` or `result {…}`: a reply in a few words.
-pub(crate) fn describe(reply: &Value) -> String {
-    match (reply.get("result"), reply.get("error")) {
-        (_, Some(e)) => format!(
-            "error {} {}",
-            e.get("code").map(short).unwrap_or_default(),
-            e.get("message").map(short).unwrap_or_default()
-        ),
-        (Some(r), None) => format!("result {}", short(r)),
-        _ => short(reply),
-    }
-}
-
 async fn initialize_result(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.spawn().await, "the server starts");
-    let reply = step!(p.initialize(LATEST).await, "a reply to initialize");
+    let Some(era) = &ctx.era else {
+        return Outcome::Skip("no start-up to judge".to_owned());
+    };
+    ctx.trace.absorb(&era.evidence());
+    if era.modern && !era.legacy {
+        return Outcome::Skip(
+            "the server speaks only the modern era (no initialize); see era.detect".to_owned(),
+        );
+    }
+    let reply = match &era.initialize_reply {
+        Some(Ok(reply)) => reply,
+        Some(Err(e)) => return Outcome::fail("a reply to initialize", e.clone()),
+        None => return Outcome::fail("a reply to initialize", "none was asked for"),
+    };
     let Some(r) = reply.get("result") else {
-        return Outcome::fail("a result", describe(&reply));
+        return Outcome::fail("a result", describe(reply));
     };
     let mut problems = Vec::new();
     if !r.get("protocolVersion").is_some_and(Value::is_string) {
@@ -145,12 +164,21 @@ async fn initialize_result(ctx: &Ctx) -> Outcome {
     }
 }
 
+/// The version the server answers to `initialize` offering `offered`, each asked once per
+/// target in a fresh process (the latest from the start-up's `initialize`).
 async fn negotiated(ctx: &Ctx, offered: &str) -> Result<String, String> {
-    let mut p = ctx.spawn().await?;
-    let reply = p.initialize(offered).await?;
-    match reply.pointer("/result/protocolVersion") {
+    let from = |reply: &Value| match reply.pointer("/result/protocolVersion") {
         Some(Value::String(v)) => Ok(v.clone()),
-        _ => Err(describe(&reply)),
+        _ => Err(describe(reply)),
+    };
+    if offered == LATEST {
+        if let Some(Some(Ok(reply))) = ctx.era.as_ref().map(|e| &e.initialize_reply) {
+            return from(reply);
+        }
+    }
+    match &ctx.initialized(offered).await.reply {
+        Ok(reply) => from(reply),
+        Err(e) => Err(e.clone()),
     }
 }
 
@@ -166,8 +194,8 @@ async fn version_negotiation(ctx: &Ctx) -> Outcome {
         }
         answers.push((offered.to_owned(), answer));
     }
-    if let Ok(answer) = negotiated(ctx, "1999-01-01").await {
-        answers.push(("1999-01-01".to_owned(), answer));
+    if let Ok(answer) = negotiated(ctx, UNKNOWN_VERSION).await {
+        answers.push((UNKNOWN_VERSION.to_owned(), answer));
     }
     // Answering V means supporting V; a version the server supports MUST be echoed when it is
     // the one offered.
@@ -183,22 +211,20 @@ async fn version_negotiation(ctx: &Ctx) -> Outcome {
     }
     let seen: Vec<String> = answers
         .iter()
-        .map(|(o, a)| {
-            if o == a {
-                format!("{o} ✓")
-            } else {
-                format!("{o} → {a}")
-            }
+        .map(|(o, a)| match (o == a, o == UNKNOWN_VERSION) {
+            (true, true) => format!("{o} echoed (see lifecycle.version-unknown)"),
+            (true, false) => format!("{o} ✓"),
+            (false, _) => format!("{o} → {a}"),
         })
         .collect();
     Outcome::pass(seen.join(", "))
 }
 
 async fn version_unknown(ctx: &Ctx) -> Outcome {
-    match negotiated(ctx, "1999-01-01").await {
-        Ok(v) if v == "1999-01-01" => Outcome::fail(
+    match negotiated(ctx, UNKNOWN_VERSION).await {
+        Ok(v) if v == UNKNOWN_VERSION => Outcome::fail(
             "a version the server supports",
-            "it echoed 1999-01-01, a version that does not exist",
+            format!("it echoed {UNKNOWN_VERSION}, a version that does not exist"),
         ),
         Ok(v) => Outcome::pass(format!("answered {v}")),
         Err(e) => Outcome::fail("a result naming a supported version", e),
@@ -206,19 +232,14 @@ async fn version_unknown(ctx: &Ctx) -> Outcome {
 }
 
 async fn version_unknown_latest(ctx: &Ctx) -> Outcome {
-    let latest_supported = {
-        let mut best = None;
-        for v in LEGACY_VERSIONS {
-            if let Ok(answer) = negotiated(ctx, v).await {
-                if answer == *v {
-                    best = Some(answer);
-                }
-            }
+    let mut latest_supported = None;
+    for v in LEGACY_VERSIONS {
+        if negotiated(ctx, v).await.is_ok_and(|answer| answer == v) {
+            latest_supported = Some(v);
         }
-        best
-    };
-    match (negotiated(ctx, "1999-01-01").await, latest_supported) {
-        (Ok(v), Some(best)) if v >= best => Outcome::pass(format!("answered {v}")),
+    }
+    match (negotiated(ctx, UNKNOWN_VERSION).await, latest_supported) {
+        (Ok(v), Some(best)) if v.as_str() >= best => Outcome::pass(format!("answered {v}")),
         (Ok(v), Some(best)) => Outcome::fail(format!("{best} (its latest)"), v),
         (Ok(v), None) => Outcome::pass(format!("answered {v}")),
         (Err(e), _) => Outcome::fail("a result naming a supported version", e),
@@ -226,24 +247,26 @@ async fn version_unknown_latest(ctx: &Ctx) -> Outcome {
 }
 
 async fn initialized_no_reply(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.spawn().await, "the server starts");
-    let reply = step!(p.initialize(LATEST).await, "a reply to initialize");
-    if reply.get("result").is_none() {
-        return Outcome::fail("initialize succeeds", describe(&reply));
-    }
-    step!(
-        p.notify("notifications/initialized", None).await,
-        "to write"
-    );
-    match p.silence(Duration::from_millis(500)).await {
-        Ok(()) => Outcome::pass("no reply"),
-        Err(got) => Outcome::fail("no reply to a notification", got),
+    let mut p = step!(ctx.ready().await, "a complete handshake");
+    match p.until_barrier().await {
+        Ok(quiet) => match quiet.describe() {
+            None => Outcome::pass("no reply (a ping sent after it was answered first)"),
+            Some(got) => Outcome::fail("no reply to a notification", got),
+        },
+        Err(e) => Outcome::fail("no reply, and the ping sent after it answered", e),
     }
 }
 
+/// A fresh process whose first request may go unanswered: after `--timeout` without a
+/// reply, `initialize` follows as a barrier.
+async fn before_initialize(ctx: &Ctx, method: &str) -> Result<Value, String> {
+    let mut p = ctx.spawn().await?;
+    p.barrier = Some(initialize_request(LATEST));
+    p.request(method, None).await
+}
+
 async fn ping_before_initialize(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.spawn().await, "the server starts");
-    match p.request("ping", None).await {
+    match before_initialize(ctx, "ping").await {
         Ok(r) if r.get("result") == Some(&json!({})) => Outcome::pass("{}"),
         Ok(r) => Outcome::fail("result {}", describe(&r)),
         Err(e) => Outcome::fail("result {}", e),
@@ -251,16 +274,17 @@ async fn ping_before_initialize(ctx: &Ctx) -> Outcome {
 }
 
 async fn requests_before_initialize(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.spawn().await, "the server starts");
-    match p.request("tools/list", None).await {
+    match before_initialize(ctx, "tools/list").await {
         Ok(r) => Outcome::Observed(describe(&r)),
         Err(e) => Outcome::Observed(format!("no answer: {e}")),
     }
 }
 
 async fn requests_before_initialized(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.spawn().await, "the server starts");
-    step!(p.initialize(LATEST).await, "a reply to initialize");
+    let (mut p, _) = step!(
+        ctx.after_initialize("2024-11-05").await,
+        "a result to initialize"
+    );
     match p.request("tools/list", None).await {
         Ok(r) => Outcome::Observed(describe(&r)),
         Err(e) => Outcome::Observed(format!("no answer: {e}")),

@@ -1,13 +1,14 @@
 //! The built-in checks: Rust code for what needs logic, JSON scenarios for plain replays.
+//! Each names the spec text it rests on and quotes the words that make its level.
 
+mod cancellation;
 mod framing;
 mod jsonrpc;
 mod lifecycle;
-pub mod modern;
+mod modern;
 mod tools;
 
-use crate::check::{CheckInfo, Level};
-use crate::runner::{Body, Check, CheckFn};
+use crate::catalog::Check;
 
 /// The scenarios that ship with the harness (the same format as `--scenario-file`).
 const BUILTIN_SCENARIOS: &str = include_str!("../../scenarios/builtin.json");
@@ -20,25 +21,19 @@ pub fn builtin() -> Result<Vec<Check>, String> {
     checks.extend(jsonrpc::checks());
     checks.extend(tools::checks());
     checks.extend(framing::checks());
+    checks.extend(cancellation::checks());
     checks.extend(modern::checks());
-    checks.extend(
-        crate::scenario::parse(BUILTIN_SCENARIOS)
-            .map_err(|e| format!("built-in scenarios: {e}"))?,
-    );
+    checks
+        .extend(from_scenarios(BUILTIN_SCENARIOS).map_err(|e| format!("built-in scenarios: {e}"))?);
     Ok(checks)
 }
 
-pub(crate) fn code(id: &str, level: Level, description: &str, spec: &str, f: CheckFn) -> Check {
-    Check {
-        info: CheckInfo {
-            id: id.to_owned(),
-            level,
-            description: description.to_owned(),
-            spec: spec.to_owned(),
-            echo_only: false,
-        },
-        body: Body::Code(f),
-    }
+/// The checks of a scenario file.
+pub fn from_scenarios(text: &str) -> Result<Vec<Check>, String> {
+    Ok(crate::scenario::parse(text)?
+        .into_iter()
+        .map(Check::scenario)
+        .collect())
 }
 
 /// `?` for checks: a setup step that failed ends the check with that failure.

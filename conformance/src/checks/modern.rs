@@ -11,21 +11,18 @@
 //! accepts 2026-07-28; checks that open with the legacy handshake do not apply to a server
 //! that speaks only the modern era.
 
-use std::sync::{Arc, PoisonError};
-use std::time::Duration;
-
 use futures::FutureExt;
-use mcp_client::TranscriptEntry;
 use mcp_protocol::mcp::modern;
 use serde_json::{json, Value};
 
-use super::lifecycle::describe;
+use super::step;
 use super::tools::{call_safe, list_pages, tools_of, NO_SAFE_TOOL};
-use super::{code, step};
-use crate::check::{Level, Outcome};
-use crate::pattern::short;
-use crate::probe::{modern_meta, Collected};
-use crate::runner::{Body, Check, Ctx};
+use crate::catalog::Check;
+use crate::check::{Level, Outcome, Session};
+use crate::era::strings;
+use crate::pattern::{describe, short};
+use crate::probe::{discover_request, modern_meta};
+use crate::session::Ctx;
 
 /// The version the modern checks offer, and the one an era probe offers.
 const VERSION: &str = modern::VERSION;
@@ -33,294 +30,111 @@ const VERSION: &str = modern::VERSION;
 const BOGUS_VERSION: &str = "1999-01-01";
 
 pub fn era_checks() -> Vec<Check> {
-    vec![code(
+    vec![Check::code(
         "era.detect",
         Level::Info,
-        "which protocol era(s) the server speaks: legacy (initialize gets a result), modern (server/discover with 2026-07-28 _meta gets a DiscoverResult or -32022), dual-era or neither; each probe in a fresh process",
+        "which protocol era(s) the server speaks: legacy (initialize gets a result), modern (server/discover with 2026-07-28 _meta gets a DiscoverResult or -32022), dual-era or neither; the two probes run at once, each in a process of its own",
         "2026-07-28 basic/versioning.mdx, Backward Compatibility with Initialization-Based Versions; basic/transports/stdio.mdx, Backward Compatibility",
         |ctx| detect_check(ctx).boxed(),
-    )]
+    )
+    .quote("A server that wishes to support both legacy clients ... and modern clients ... MAY implement both behaviors.")
+    .session(Session::Startup)]
 }
 
 pub fn checks() -> Vec<Check> {
     vec![
-        code(
+        Check::code(
             "modern.discover",
             Level::Must,
             "server/discover (no initialize) returns resultType \"complete\", supportedVersions with 2026-07-28, capabilities, ttlMs >= 0 and cacheScope",
-            "2026-07-28 server/discover.mdx (\"Servers MUST implement it\"); schema.ts DiscoverResult, CacheableResult, Result (resultType)",
+            "2026-07-28 server/discover.mdx; server/utilities/caching.mdx, Cacheable Results; schema.ts DiscoverResult",
             |ctx| discover(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Servers MUST implement it.; Servers MUST include caching hints on results with resultType: \"complete\" returned by the following operations: server/discover ...")
+        .session(Session::Modern),
+        Check::code(
             "modern.discover-server-info",
             Level::Should,
             "the server/discover result names the server in _meta io.modelcontextprotocol/serverInfo {name, version}",
-            "2026-07-28 server/discover.mdx, DiscoverResult (\"Servers SHOULD include this field\"); basic/index.mdx, _meta (per-response fields)",
+            "2026-07-28 server/discover.mdx, DiscoverResult",
             |ctx| discover_server_info(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Servers SHOULD include this field.")
+        .session(Session::Modern),
+        Check::code(
             "modern.unsupported-version",
             Level::Must,
             "server/discover and tools/list with _meta version 1999-01-01 get -32022 with data.supported (strings) and data.requested",
-            "2026-07-28 basic/versioning.mdx, Protocol Version Negotiation (\"MUST respond with an UnsupportedProtocolVersionError\"); schema.ts UnsupportedProtocolVersionError",
+            "2026-07-28 basic/versioning.mdx, Protocol Version Negotiation; schema.ts UnsupportedProtocolVersionError",
             |ctx| unsupported_version(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("If the server does not implement the requested version ..., it MUST respond with an UnsupportedProtocolVersionError listing the versions it does support")
+        .session(Session::Modern),
+        Check::code(
             "modern.result-type",
             Level::Must,
             "tools/list and tools/call results carry resultType \"complete\" (calls only a read-only tool)",
-            "2026-07-28 schema.ts Result (\"Servers implementing this protocol version MUST include this field\"); changelog, Major changes 8",
+            "2026-07-28 basic/index.mdx, Result Responses; schema.ts Result",
             |ctx| result_type(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("The result MUST include a resultType field to indicate the type of the result.")
+        .session(Session::Modern),
+        Check::code(
             "modern.tools-list-cacheable",
             Level::Must,
             "tools/list results carry ttlMs (a number >= 0) and cacheScope (\"public\" or \"private\")",
-            "2026-07-28 server/tools.mdx, Listing Tools; schema.ts ListToolsResult, CacheableResult; changelog, Minor changes 5",
+            "2026-07-28 server/utilities/caching.mdx, Cacheable Results, Time-to-Live (TTL) Field",
             |ctx| tools_list_cacheable(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Servers MUST include caching hints on results with resultType: \"complete\" returned by the following operations ...; Servers MUST provide a ttlMs value that is >= 0.")
+        .session(Session::Modern),
+        Check::code(
             "modern.requests-without-meta",
-            Level::Must,
-            "without initialize, tools/list with no _meta, or with a version but no clientCapabilities, gets an error, not a result",
-            "2026-07-28 schema.ts RequestMetaObject (protocolVersion and clientCapabilities: \"Required\"); basic/index.mdx, _meta",
+            Level::Info,
+            "what tools/list gets, with no initialize, without _meta and with _meta lacking clientCapabilities (each in a fresh process)",
+            "2026-07-28 basic/index.mdx, _meta; basic/versioning.mdx, Backward Compatibility",
             |ctx| requests_without_meta(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("A dual-era server selects its behavior from how the client opens: a request carrying modern per-request _meta ... An initialize request ... (a request with neither may be served as a legacy one; the MUST is modern.missing-meta-invalid-params)")
+        .echo_level(Level::Must),
+        Check::code(
             "modern.missing-meta-invalid-params",
             Level::Must,
             "a 2026-07-28 request without clientCapabilities gets -32602 (from a modern-only server, a request without _meta too)",
-            "2026-07-28 basic/index.mdx, _meta, per-request fields (\"A request missing any required field is malformed; the server MUST reject it with JSON-RPC error code -32602\")",
+            "2026-07-28 basic/index.mdx, _meta, per-request fields",
             |ctx| missing_meta_invalid_params(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("A request missing any required field is malformed; the server MUST reject it with JSON-RPC error code -32602 (Invalid params)."),
+        Check::code(
             "modern.no-server-requests",
             Level::Must,
-            "in a 2026-07-28 session (server/discover, tools/list, a read-only tools/call, an unknown method) the server writes no JSON-RPC request",
-            "2026-07-28 basic/transports/stdio.mdx, Receiving Messages (\"The server MUST NOT write JSON-RPC requests to stdout\")",
+            "in the 2026-07-28 session (server/discover, tools/list, a read-only tools/call, an unknown method and what the other modern checks sent) the server writes no JSON-RPC request",
+            "2026-07-28 basic/transports/stdio.mdx, Receiving Messages",
             |ctx| no_server_requests(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("The server MUST NOT write JSON-RPC requests to stdout.")
+        .session(Session::Modern),
+        Check::code(
             "modern.ping-removed",
             Level::Info,
             "what ping with 2026-07-28 _meta gets (2026-07-28 removed ping)",
-            "2026-07-28 changelog, Major changes 5 (\"Remove ping, logging/setLevel, and notifications/roots/list_changed\")",
+            "2026-07-28 changelog, Major changes 5",
             |ctx| ping_removed(ctx).boxed(),
-        ),
+        )
+        .quote("Remove ping, logging/setLevel, and notifications/roots/list_changed")
+        .session(Session::Modern),
     ]
 }
 
-// ---------------------------------------------------------------------------------------------
-// Era detection
-// ---------------------------------------------------------------------------------------------
-
-/// What the era probes found about one server.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EraReport {
-    /// `initialize` got a result.
-    pub legacy: bool,
-    /// `server/discover` with 2026-07-28 `_meta` got a DiscoverResult or a -32022 error.
-    pub modern: bool,
-    /// It got a DiscoverResult: the server accepts 2026-07-28 requests.
-    pub accepts_latest: bool,
-    /// The versions the server named (`supportedVersions`, or `data.supported` of a -32022).
-    pub supported: Vec<String>,
-    /// `_meta["io.modelcontextprotocol/serverInfo"]` of the DiscoverResult, if any.
-    pub server_info: Option<Value>,
-    /// What each probe got, in a few words.
-    pub discover: String,
-    pub initialize: String,
-    /// The probes' frames and the server's stderr, for the `era.detect` result.
-    pub transcript: Vec<TranscriptEntry>,
-    pub stderr: Vec<String>,
-}
-
-impl EraReport {
-    /// `legacy`, `modern`, `dual-era` or `neither`.
-    pub fn label(&self) -> &'static str {
-        match (self.legacy, self.modern) {
-            (true, true) => "dual-era",
-            (true, false) => "legacy",
-            (false, true) => "modern",
-            (false, false) => "neither",
-        }
-    }
-
-    /// The eras for the report: `["legacy"]`, `["modern"]`, `["legacy", "modern"]` or `[]`.
-    pub fn eras(&self) -> Vec<String> {
-        let mut eras = Vec::new();
-        if self.legacy {
-            eras.push("legacy".to_owned());
-        }
-        if self.modern {
-            eras.push("modern".to_owned());
-        }
-        eras
-    }
-
-    /// One line for `era.detect`: the label, then what each probe got.
-    pub fn summary(&self) -> String {
-        format!(
-            "{}: server/discover → {}; initialize → {}",
-            self.label(),
-            self.discover,
-            self.initialize
-        )
-    }
-}
-
-/// Is `result` a DiscoverResult (as opposed to, say, `{}` from a server that answers every
-/// method)? It names `supportedVersions` or carries a `resultType`.
-fn is_modern_result(result: &Value) -> bool {
-    result.get("supportedVersions").is_some() || result.get("resultType").is_some()
-}
-
-fn strings(v: Option<&Value>) -> Option<Vec<String>> {
-    v?.as_array()?
-        .iter()
-        .map(|s| s.as_str().map(str::to_owned))
-        .collect()
-}
-
-/// Judges the two probes' replies (`Err`: no reply, and why).
-pub fn conclude(discover: Result<Value, String>, initialize: Result<Value, String>) -> EraReport {
-    let mut era = EraReport::default();
-    match &discover {
-        Ok(reply) => match (reply.get("result"), reply.get("error")) {
-            (Some(result), _) if is_modern_result(result) => {
-                era.modern = true;
-                era.accepts_latest = true;
-                era.supported = strings(result.get("supportedVersions")).unwrap_or_default();
-                era.server_info = result
-                    .pointer("/_meta")
-                    .and_then(|m| m.get(modern::META_SERVER_INFO))
-                    .cloned();
-                era.discover = match result.get("supportedVersions") {
-                    Some(v) => format!("a DiscoverResult (supportedVersions {})", short(v)),
-                    None => "a result with a resultType but no supportedVersions".to_owned(),
-                };
-            }
-            (Some(result), _) => {
-                era.discover = format!("a result that is not a DiscoverResult: {}", short(result));
-            }
-            (None, Some(error))
-                if error.get("code").and_then(Value::as_i64)
-                    == Some(modern::UNSUPPORTED_PROTOCOL_VERSION) =>
-            {
-                era.modern = true;
-                era.supported = strings(error.pointer("/data/supported")).unwrap_or_default();
-                era.discover = format!(
-                    "-32022 UnsupportedProtocolVersionError (supported {})",
-                    error
-                        .pointer("/data/supported")
-                        .map(short)
-                        .unwrap_or_else(|| "not given".to_owned())
-                );
-            }
-            _ => era.discover = describe(reply),
-        },
-        Err(e) => era.discover = format!("no answer ({e})"),
-    }
-    match &initialize {
-        Ok(reply) => match reply.get("result") {
-            Some(result) => {
-                era.legacy = true;
-                era.initialize = match result.get("protocolVersion") {
-                    Some(v) => format!("a result (protocolVersion {})", short(v)),
-                    None => format!("a result {}", short(result)),
-                };
-            }
-            None => era.initialize = describe(reply),
-        },
-        Err(e) => era.initialize = format!("no answer ({e})"),
-    }
-    era
-}
-
-/// The `server/discover` probe: a fresh process, nothing else sent first.
-pub async fn probe_discover(ctx: &Ctx) -> Result<Value, String> {
-    let mut p = ctx.spawn().await?;
-    // A start-up probe in a cold process: as generous as the start-up initialize's wait, so a
-    // slow-starting server (or a loaded machine) is not taken for a silent legacy one.
-    p.wait = p.wait.max(
-        ctx.config
-            .start_wait
-            .min(std::time::Duration::from_secs(10)),
-    );
-    p.modern_request(modern::DISCOVER, None).await
-}
-
-/// The `initialize` probe (the runner uses the reply of its start-up `initialize` instead).
-pub async fn probe_initialize(ctx: &Ctx) -> Result<Value, String> {
-    let mut p = ctx.spawn().await?;
-    p.initialize(crate::LATEST).await
-}
-
-/// Finishes era detection given the reply to `initialize` in a fresh process: probes
-/// `server/discover` in another, and keeps the frames both left in `ctx`'s sink.
-pub async fn detect(ctx: &Ctx, initialize: Result<Value, String>) -> EraReport {
-    let discover = probe_discover(ctx).await;
-    let mut era = conclude(discover, initialize);
-    let collected = std::mem::take(&mut *ctx.sink.lock().unwrap_or_else(PoisonError::into_inner));
-    let Collected { transcript, stderr } = collected;
-    era.transcript = transcript;
-    era.stderr = stderr;
-    era
-}
-
-/// Why a check does not apply to a server of these eras, or `None` if it does.
-pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
-    match check.info.area() {
-        "era" => None,
-        "modern" if era.accepts_latest => None,
-        "modern" => Some(match era.label() {
-            "legacy" => format!("the server does not speak {VERSION} (legacy only)"),
-            "neither" => {
-                format!("the server does not speak {VERSION} (era.detect found neither era)")
-            }
-            _ => format!(
-                "the server does not speak {VERSION} (it is modern but supports {})",
-                if era.supported.is_empty() {
-                    "no version it names".to_owned()
-                } else {
-                    era.supported.join(", ")
-                }
-            ),
-        }),
-        _ if era.modern && !era.legacy && opens_with_handshake(check) => Some(
-            "the server speaks only the modern era (no initialize); this check needs a legacy \
-             session"
-                .to_owned(),
-        ),
-        _ => None,
-    }
-}
-
-/// Does the check need the legacy era? Code checks outside `era` and `modern` are written
-/// against legacy sessions; a scenario says so with `handshake`.
-fn opens_with_handshake(check: &Check) -> bool {
-    match &check.body {
-        Body::Code(_) => true,
-        Body::Scenario(s) => s.handshake,
-    }
-}
-
 async fn detect_check(ctx: &Ctx) -> Outcome {
-    let era = match &ctx.era {
-        Some(era) => {
-            // The runner's probes: their frames become this check's.
-            let mut sink = ctx.sink.lock().unwrap_or_else(PoisonError::into_inner);
-            sink.transcript.extend(era.transcript.iter().cloned());
-            sink.stderr.extend(era.stderr.iter().cloned());
-            Arc::clone(era)
-        }
-        None => {
-            let initialize = probe_initialize(ctx).await;
-            let discover = probe_discover(ctx).await;
-            Arc::new(conclude(discover, initialize))
-        }
+    let Some(era) = &ctx.era else {
+        return Outcome::Skip("no start-up to judge".to_owned());
     };
-    Outcome::Observed(era.summary())
+    ctx.trace.absorb(&era.evidence());
+    match &era.blocked {
+        Some((_, why)) => Outcome::Observed(format!("{}; {why}", era.summary())),
+        None => Outcome::Observed(era.summary()),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -364,11 +178,11 @@ fn result_of<'a>(reply: &'a Value, what: &str) -> Result<&'a Value, Outcome> {
 
 async fn discover_result(ctx: &Ctx) -> Result<Value, Outcome> {
     let mut p = ctx
-        .spawn()
+        .modern_session()
         .await
         .map_err(|e| Outcome::fail("the server starts", e))?;
     let reply = p
-        .modern_request(modern::DISCOVER, None)
+        .request(modern::DISCOVER, None)
         .await
         .map_err(|e| Outcome::fail("a reply to server/discover", e))?;
     result_of(&reply, "server/discover").cloned()
@@ -431,7 +245,7 @@ async fn discover_server_info(ctx: &Ctx) -> Outcome {
 }
 
 async fn unsupported_version(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.spawn().await, "the server starts");
+    let mut p = step!(ctx.modern_session().await, "the server starts");
     let meta = modern_meta(BOGUS_VERSION);
     let expected = format!(
         "error -32022 with data.supported (strings, with {VERSION}) and data.requested \
@@ -551,33 +365,42 @@ fn meta_without_capabilities() -> Value {
     json!({"_meta": meta})
 }
 
-/// The replies to `tools/list` with no `_meta`, then with `_meta` lacking capabilities, in one
-/// fresh process with no `initialize`.
 /// The replies to `tools/list` without `_meta`, and with `_meta` but no `clientCapabilities`,
-/// each in a fresh process: a dual-era server MAY bind a process to the era of its first
-/// request, so the second request must not inherit what the first one chose.
+/// each the first request of a fresh process (a dual-era server MAY bind a process to the era
+/// of its first request), observed once for the checks that judge them. A server may leave
+/// the first unanswered (a legacy one, before `initialize`): `server/discover` follows as a
+/// barrier after `--timeout`.
 async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
-    let mut replies = Vec::new();
-    for (params, what) in [
-        (None, "an error to tools/list without _meta"),
-        (
-            Some(meta_without_capabilities()),
-            "an error to tools/list whose _meta has no clientCapabilities",
-        ),
-    ] {
-        let mut p = ctx
-            .spawn()
-            .await
-            .map_err(|e| Outcome::fail("the server starts", e))?;
-        let reply = p
-            .send_request("tools/list", params)
-            .await
-            .map_err(|e| Outcome::fail(what, e))?;
-        replies.push(reply);
-    }
-    let partial = replies.pop().unwrap_or_default();
-    let bare = replies.pop().unwrap_or_default();
-    Ok((bare, partial))
+    let observed = ctx
+        .observe("tools/list without _meta", |ctx| async move {
+            let mut replies = Vec::new();
+            for (params, what) in [
+                (None, "a reply to tools/list without _meta"),
+                (
+                    Some(meta_without_capabilities()),
+                    "a reply to tools/list whose _meta has no clientCapabilities",
+                ),
+            ] {
+                let mut p = ctx
+                    .spawn()
+                    .await
+                    .map_err(|e| ("the server starts".to_owned(), e))?;
+                p.barrier = Some(discover_request());
+                let reply = p
+                    .send_request("tools/list", params)
+                    .await
+                    .map_err(|e| (what.to_owned(), e))?;
+                replies.push(reply);
+            }
+            let partial = replies.pop().unwrap_or_default();
+            let bare = replies.pop().unwrap_or_default();
+            Ok::<_, (String, String)>((bare, partial))
+        })
+        .await;
+    observed
+        .as_ref()
+        .clone()
+        .map_err(|(expected, actual)| Outcome::fail(expected, actual))
 }
 
 async fn requests_without_meta(ctx: &Ctx) -> Outcome {
@@ -644,7 +467,7 @@ async fn no_server_requests(ctx: &Ctx) -> Outcome {
     }
     let _ = p.request("mcp-conformance/no-such-method", None).await;
     // Whatever the server writes just after counts too.
-    let _ = p.silence(Duration::from_millis(200)).await;
+    let _ = p.until_barrier().await;
     let requests: Vec<String> = p
         .received
         .iter()
@@ -666,8 +489,8 @@ async fn no_server_requests(ctx: &Ctx) -> Outcome {
 }
 
 async fn ping_removed(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.spawn().await, "the server starts");
-    match p.modern_request("ping", None).await {
+    let mut p = step!(ctx.modern_session().await, "the server starts");
+    match p.request("ping", None).await {
         Ok(r) => Outcome::Observed(describe(&r)),
         Err(e) => Outcome::Observed(format!("no answer: {e}")),
     }
@@ -676,89 +499,6 @@ async fn ping_removed(ctx: &Ctx) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn discover_ok() -> Value {
-        json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete",
-            "supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": 0,
-            "cacheScope": "public",
-            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}}})
-    }
-
-    fn initialize_ok() -> Value {
-        json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25"}})
-    }
-
-    fn error(code: i64) -> Value {
-        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "no"}})
-    }
-
-    #[test]
-    fn eras_from_probes() {
-        let dual = conclude(Ok(discover_ok()), Ok(initialize_ok()));
-        assert_eq!(
-            (dual.label(), dual.eras()),
-            ("dual-era", vec!["legacy".to_owned(), "modern".to_owned()])
-        );
-        assert!(dual.accepts_latest);
-        assert_eq!(dual.server_info, Some(json!({"name": "s", "version": "1"})));
-        assert!(dual
-            .summary()
-            .starts_with("dual-era: server/discover → a DiscoverResult"));
-
-        let legacy = conclude(Ok(error(-32601)), Ok(initialize_ok()));
-        assert_eq!(
-            (legacy.label(), legacy.eras()),
-            ("legacy", vec!["legacy".to_owned()])
-        );
-        assert!(
-            legacy.summary().contains("error -32601"),
-            "{}",
-            legacy.summary()
-        );
-
-        let modern = conclude(Ok(discover_ok()), Ok(error(-32601)));
-        assert_eq!(
-            (modern.label(), modern.eras()),
-            ("modern", vec!["modern".to_owned()])
-        );
-
-        // -32022 is modern, but the server does not accept 2026-07-28.
-        let other = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "x",
-            "data": {"supported": ["2027-01-01"], "requested": "2026-07-28"}}});
-        let future = conclude(Ok(other), Err("timeout".to_owned()));
-        assert_eq!(future.label(), "modern");
-        assert!(!future.accepts_latest);
-        assert_eq!(future.supported, vec!["2027-01-01".to_owned()]);
-
-        // A server that answers every method with {} is not modern.
-        let empty = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
-        let neither = conclude(Ok(empty), Err("no response".to_owned()));
-        assert_eq!(
-            (neither.label(), neither.eras()),
-            ("neither", Vec::<String>::new())
-        );
-    }
-
-    #[test]
-    fn modern_checks_apply_by_era() {
-        let all: Vec<Check> = checks().into_iter().chain(era_checks()).collect();
-        let modern_check = all.iter().find(|c| c.info.id == "modern.discover").unwrap();
-        let era_check = all.iter().find(|c| c.info.id == "era.detect").unwrap();
-        let legacy_check = &super::super::lifecycle::checks()[0];
-        let legacy = conclude(Ok(error(-32601)), Ok(initialize_ok()));
-        assert_eq!(
-            not_applicable(modern_check, &legacy).as_deref(),
-            Some("the server does not speak 2026-07-28 (legacy only)")
-        );
-        assert_eq!(not_applicable(legacy_check, &legacy), None);
-        assert_eq!(not_applicable(era_check, &legacy), None);
-        let modern = conclude(Ok(discover_ok()), Ok(error(-32601)));
-        assert_eq!(not_applicable(modern_check, &modern), None);
-        assert!(not_applicable(legacy_check, &modern).is_some());
-        let dual = conclude(Ok(discover_ok()), Ok(initialize_ok()));
-        assert_eq!(not_applicable(modern_check, &dual), None);
-        assert_eq!(not_applicable(legacy_check, &dual), None);
-    }
 
     #[test]
     fn result_fields() {

@@ -5,56 +5,70 @@ use std::collections::HashSet;
 use futures::FutureExt;
 use serde_json::{json, Map, Value};
 
-use super::{code, step};
-use crate::check::{Level, Outcome};
+use super::step;
+use crate::catalog::Check;
+use crate::check::{Level, Outcome, Session};
 use crate::pattern::short;
 use crate::probe::Probe;
-use crate::runner::{Check, Ctx};
+use crate::session::Ctx;
 
 pub fn checks() -> Vec<Check> {
     vec![
-        code(
+        Check::code(
             "tools.list-shape",
             Level::Must,
-            "tools/list returns tools with unique string names and object inputSchemas; pages are followed",
-            "server/tools.mdx, Listing Tools; schema.ts Tool (inputSchema.type: \"object\")",
+            "tools/list returns tools with string names and inputSchemas of type \"object\"; pages are followed",
+            "server/tools.mdx, Listing Tools; schema.ts ListToolsResult, Tool",
             |ctx| list_shape(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("schema.ts: tools: Tool[]; name: string; inputSchema: { type: \"object\"; ... } (required fields)")
+        .session(Session::Legacy),
+        Check::code(
             "tools.names-valid",
             Level::Should,
-            "tool names are 1-128 characters of A-Z a-z 0-9 _ - .",
+            "tool names are unique, 1-128 characters of A-Z a-z 0-9 _ - .",
             "server/tools.mdx, Tool Names (2025-11-25)",
             |ctx| names_valid(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Tool names SHOULD be between 1 and 128 characters in length (inclusive). ... Tool names SHOULD be unique within a server.")
+        .session(Session::Legacy),
+        Check::code(
             "tools.invalid-cursor",
             Level::Should,
             "tools/list with a cursor the server never issued gets -32602",
-            "server/utilities/pagination.mdx (\"Invalid cursors SHOULD result in an error with code -32602\")",
+            "server/utilities/pagination.mdx, Error Handling",
             |ctx| invalid_cursor(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Invalid cursors SHOULD result in an error with code -32602 (Invalid params).")
+        .session(Session::Legacy),
+        Check::code(
             "tools.unknown-tool",
-            Level::Must,
-            "calling an unknown tool is an error: JSON-RPC -32602 or an isError result",
+            Level::Info,
+            "what calling an unknown tool gets (the page files it under JSON-RPC errors, naming no code)",
             "server/tools.mdx, Error Handling",
             |ctx| unknown_tool(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools (no keyword; -32602 is only the example)")
+        .session(Session::Legacy)
+        .echo_level(Level::Must),
+        Check::code(
             "tools.call-result-shape",
             Level::Must,
             "a tools/call result has a content array of typed blocks (calls only a read-only tool)",
             "server/tools.mdx, Calling Tools; schema.ts CallToolResult",
             |ctx| call_result_shape(ctx).boxed(),
-        ),
-        code(
+        )
+        .quote("schema.ts CallToolResult: content: ContentBlock[]; isError?: boolean (required and typed fields)")
+        .session(Session::Legacy),
+        Check::code(
             "tools.structured-content",
             Level::Must,
             "a tool with an outputSchema returns structuredContent that conforms to it",
-            "server/tools.mdx, Output Schema (\"Servers MUST provide structured results that conform\")",
+            "server/tools.mdx, Output Schema",
             |ctx| structured_content(ctx).boxed(),
-        ),
+        )
+        .quote("Servers MUST provide structured results that conform to this schema.")
+        .session(Session::Legacy),
     ]
 }
 
@@ -105,16 +119,12 @@ async fn list_all(p: &mut Probe) -> Result<Vec<Value>, String> {
 async fn list_shape(ctx: &Ctx) -> Outcome {
     let mut p = step!(ctx.ready().await, "a complete handshake");
     let tools = step!(list_all(&mut p).await, "a tools/list result");
-    let mut names = HashSet::new();
     let mut problems = Vec::new();
     for t in &tools {
         let Some(name) = t.get("name").and_then(Value::as_str) else {
             problems.push(format!("a tool without a string name: {}", short(t)));
             continue;
         };
-        if !names.insert(name.to_owned()) {
-            problems.push(format!("{name:?} is listed twice"));
-        }
         match t.get("inputSchema") {
             Some(s) if s.get("type") == Some(&json!("object")) => {}
             Some(s) => problems.push(format!(
@@ -141,16 +151,25 @@ fn name_ok(name: &str) -> bool {
 async fn names_valid(ctx: &Ctx) -> Outcome {
     let mut p = step!(ctx.ready().await, "a complete handshake");
     let tools = step!(list_all(&mut p).await, "a tools/list result");
-    let bad: Vec<String> = tools
+    let names: Vec<&str> = tools
         .iter()
         .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    let mut bad: Vec<String> = names
+        .iter()
         .filter(|n| !name_ok(n))
         .map(|n| format!("{n:?}"))
         .collect();
+    let mut seen = HashSet::new();
+    for name in &names {
+        if !seen.insert(name) {
+            bad.push(format!("{name:?} is listed twice"));
+        }
+    }
     if bad.is_empty() {
         Outcome::pass(format!("{} name(s)", tools.len()))
     } else {
-        Outcome::fail("names of [A-Za-z0-9_.-]{1,128}", bad.join(", "))
+        Outcome::fail("unique names of [A-Za-z0-9_.-]{1,128}", bad.join(", "))
     }
 }
 
@@ -180,15 +199,16 @@ async fn unknown_tool(ctx: &Ctx) -> Outcome {
         .await,
         "a reply"
     );
-    match (
-        reply.pointer("/error/code").and_then(Value::as_i64),
-        reply.get("result"),
-    ) {
-        (Some(-32602), _) => Outcome::pass("JSON-RPC error -32602"),
-        (_, Some(r)) if r.get("isError") == Some(&json!(true)) => {
-            Outcome::pass("a result with isError: true")
-        }
-        _ => Outcome::fail("error -32602 or a result with isError: true", short(&reply)),
+    match (reply.get("error"), reply.get("result")) {
+        (Some(error), _) => Outcome::pass(format!(
+            "JSON-RPC error {}",
+            error.get("code").map(short).unwrap_or_default()
+        )),
+        (_, Some(r)) if r.get("isError") == Some(&json!(true)) => Outcome::fail(
+            "a JSON-RPC error (the page lists unknown tools under protocol errors)",
+            "a result with isError: true (the page's tool execution errors)",
+        ),
+        _ => Outcome::fail("a JSON-RPC error", short(&reply)),
     }
 }
 

@@ -112,6 +112,7 @@ use serde_json::{json, Value};
 
 use super::{direction_name, millis, round_ms, target_failed, Counts};
 use crate::check::{CheckResult, Outcome, TargetReport};
+use crate::mismatch::Finding;
 
 /// The `schema` value of this layout.
 pub const SCHEMA: &str = "mcp-conformance/report/v1";
@@ -145,9 +146,12 @@ fn target(report: &TargetReport) -> Value {
             "info": c.info,
             "skip": c.skip,
             "expectedFail": c.expected_fail,
+            "blocked": c.blocked,
         },
         "failed": target_failed(report),
         "staleExpectedFailures": report.stale_expected_failures,
+        "starts": starts(report),
+        "findings": report.findings.iter().map(finding).collect::<Vec<_>>(),
         "checks": report.results.iter().map(check).collect::<Vec<_>>(),
     })
 }
@@ -155,9 +159,10 @@ fn target(report: &TargetReport) -> Value {
 fn check(r: &CheckResult) -> Value {
     let (expected, actual, detail) = match &r.outcome {
         Outcome::Fail { expected, actual } => (Some(expected), Some(actual), None),
-        Outcome::Pass(text) | Outcome::Observed(text) | Outcome::Skip(text) => {
-            (None, None, Some(text))
-        }
+        Outcome::Pass(text)
+        | Outcome::Observed(text)
+        | Outcome::Skip(text)
+        | Outcome::Blocked(text) => (None, None, Some(text)),
     };
     let transcript: Vec<Value> = r
         .transcript
@@ -182,8 +187,35 @@ fn check(r: &CheckResult) -> Value {
         "expected": expected,
         "actual": actual,
         "detail": detail,
+        "blockedBy": r.blocked_by,
+        "brokeSession": r.broke_session,
         "transcript": transcript,
         "stderr": r.stderr,
+    })
+}
+
+fn starts(report: &TargetReport) -> Value {
+    let s = &report.starts;
+    let (first, median, slowest) = match s.first_median_slowest() {
+        Some((f, m, w)) => (Some(millis(f)), Some(millis(m)), Some(millis(w))),
+        None => (None, None, None),
+    };
+    json!({
+        "count": s.count,
+        "answered": s.answered.len(),
+        "firstMs": first,
+        "medianMs": median,
+        "slowestMs": slowest,
+    })
+}
+
+fn finding(f: &Finding) -> Value {
+    json!({
+        "kind": f.kind.as_str(),
+        "owner": f.kind.owner(),
+        "seenIn": f.seen_in,
+        "actual": f.actual,
+        "count": f.count,
     })
 }
 
@@ -225,7 +257,8 @@ mod tests {
                 "skipped": null,
                 "durationMs": 1500.0,
                 "summary": {
-                    "pass": 2, "fail": 1, "warn": 1, "info": 1, "skip": 1, "expectedFail": 1
+                    "pass": 2, "fail": 1, "warn": 1, "info": 1, "skip": 1, "expectedFail": 1,
+                    "blocked": 0
                 },
                 "failed": true,
                 "staleExpectedFailures": ["lifecycle.second-initialize"],
@@ -297,9 +330,16 @@ mod tests {
                 ]
             }]
         });
-        // Set apart: one more key in the literal above exceeds json!'s recursion limit.
+        // Set apart: more keys in the literal above exceed json!'s recursion limit.
         let mut expected = expected;
         expected["targets"][0]["eras"] = json!(["legacy"]);
+        expected["targets"][0]["starts"] = json!({"count": 0, "answered": 0, "firstMs": null,
+            "medianMs": null, "slowestMs": null});
+        expected["targets"][0]["findings"] = json!([]);
+        for check in expected["targets"][0]["checks"].as_array_mut().unwrap() {
+            check["blockedBy"] = Value::Null;
+            check["brokeSession"] = Value::Null;
+        }
         assert_eq!(v, expected, "got:\n{v:#}");
     }
 
@@ -326,7 +366,8 @@ mod tests {
         assert_eq!(remote["failed"], json!(false));
         assert_eq!(
             remote["summary"],
-            json!({"pass": 0, "fail": 0, "warn": 0, "info": 0, "skip": 0, "expectedFail": 0})
+            json!({"pass": 0, "fail": 0, "warn": 0, "info": 0, "skip": 0, "expectedFail": 0,
+                "blocked": 0})
         );
         assert!(!render(&[skipped()])["failed"].as_bool().unwrap_or(true));
     }
@@ -348,6 +389,7 @@ mod tests {
                 "durationMs",
                 "eras",
                 "failed",
+                "findings",
                 "framing",
                 "name",
                 "profile",
@@ -355,6 +397,7 @@ mod tests {
                 "skipped",
                 "staleExpectedFailures",
                 "startError",
+                "starts",
                 "summary"
             ]
         );
@@ -363,6 +406,8 @@ mod tests {
             [
                 "actual",
                 "area",
+                "blockedBy",
+                "brokeSession",
                 "description",
                 "detail",
                 "durationMs",

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::{direction_name, eras_text, one_line, server_label, tail, Counts};
+use super::{direction_name, eras_text, one_line, server_label, starts_text, tail, Counts};
 use crate::check::{CheckResult, Outcome, Status, TargetReport};
 
 /// Frames included in a failure (the last ones).
@@ -89,7 +89,7 @@ fn suite(report: &TargetReport) -> Suite {
     let counts = Counts::of(report);
     tests += counts.total();
     failures += counts.fail;
-    skipped += counts.skip + counts.expected_fail;
+    skipped += counts.skip + counts.expected_fail + counts.blocked;
     for r in &report.results {
         case(&mut cases, name, r);
     }
@@ -125,6 +125,12 @@ fn suite(report: &TargetReport) -> Suite {
     }
     if let Some(server) = server_label(report.server_info.as_ref()) {
         properties.push(("serverInfo", server));
+    }
+    if counts.blocked > 0 {
+        properties.push(("blocked", counts.blocked.to_string()));
+    }
+    if let Some(starts) = starts_text(report) {
+        properties.push(("starts", starts));
     }
     for (key, value) in properties {
         let _ = writeln!(
@@ -185,6 +191,17 @@ fn case(out: &mut String, target: &str, r: &CheckResult) {
             "<skipped message=\"{}\"/>",
             attr(&one_line(&summary(&r.outcome), MESSAGE_CUT))
         )),
+        Status::Blocked => Some(format!(
+            "<skipped message=\"{}\"/>",
+            attr(&one_line(
+                &format!(
+                    "BLOCKED by {}: {}",
+                    r.blocked_by.as_deref().unwrap_or("?"),
+                    summary(&r.outcome)
+                ),
+                MESSAGE_CUT
+            ))
+        )),
     };
     match inner {
         None => {
@@ -200,7 +217,10 @@ fn case(out: &mut String, target: &str, r: &CheckResult) {
 fn summary(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Fail { expected, actual } => format!("expected: {expected}; actual: {actual}"),
-        Outcome::Pass(text) | Outcome::Observed(text) | Outcome::Skip(text) => text.clone(),
+        Outcome::Pass(text)
+        | Outcome::Observed(text)
+        | Outcome::Skip(text)
+        | Outcome::Blocked(text) => text.clone(),
     }
 }
 

@@ -29,7 +29,7 @@ pub const AREA_ORDER: [&str; 8] = [
 
 /// Per-status counts of one target's results.
 ///
-/// `fail` counts only unexpected failures and `expected_fail` the listed ones, so the six
+/// `fail` counts only unexpected failures and `expected_fail` the listed ones, so the seven
 /// numbers add up to the number of results.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -39,6 +39,7 @@ pub struct Counts {
     pub info: usize,
     pub skip: usize,
     pub expected_fail: usize,
+    pub blocked: usize,
 }
 
 impl Counts {
@@ -52,13 +53,20 @@ impl Counts {
                 Status::Warn => c.warn += 1,
                 Status::Info => c.info += 1,
                 Status::Skip => c.skip += 1,
+                Status::Blocked => c.blocked += 1,
             }
         }
         c
     }
 
     pub fn total(&self) -> usize {
-        self.pass + self.fail + self.warn + self.info + self.skip + self.expected_fail
+        self.pass
+            + self.fail
+            + self.warn
+            + self.info
+            + self.skip
+            + self.expected_fail
+            + self.blocked
     }
 }
 
@@ -122,6 +130,34 @@ pub fn eras_text(report: &TargetReport) -> Option<String> {
     } else {
         one_line(&report.eras.join("+"), 80)
     })
+}
+
+/// `17 server starts: the first answered in 0.91s, median 0.88s, slowest 1.20s`, or `None`
+/// for a target that started nothing.
+pub fn starts_text(report: &TargetReport) -> Option<String> {
+    let starts = &report.starts;
+    if starts.count == 0 {
+        return None;
+    }
+    let mut text = format!(
+        "{} server {}",
+        starts.count,
+        if starts.count == 1 { "start" } else { "starts" }
+    );
+    match starts.first_median_slowest() {
+        Some((first, median, slowest)) => text.push_str(&format!(
+            ": the first answered in {:.2}s, median {:.2}s, slowest {:.2}s",
+            first.as_secs_f64(),
+            median.as_secs_f64(),
+            slowest.as_secs_f64()
+        )),
+        None => text.push_str(": none answered"),
+    }
+    let silent = starts.count - starts.answered.len();
+    if silent > 0 && !starts.answered.is_empty() {
+        text.push_str(&format!("; {silent} answered nothing"));
+    }
+    Some(text)
 }
 
 /// Milliseconds, rounded to microseconds so JSON does not carry float noise.
@@ -202,11 +238,18 @@ pub(crate) mod tests {
                 level,
                 description: format!("Description of {id}"),
                 spec: format!("Spec of {id}"),
+                quote: String::new(),
                 echo_only: false,
+                echo_level: None,
+                session: crate::check::Session::Own,
+                ends_session: false,
+                runs_first: false,
             },
             status,
             outcome,
             expected_failure: false,
+            blocked_by: None,
+            broke_session: None,
             duration: Duration::from_millis(5),
             transcript: Vec::new(),
             stderr: Vec::new(),
@@ -285,6 +328,8 @@ pub(crate) mod tests {
                 ),
             ],
             stale_expected_failures: vec!["lifecycle.second-initialize".to_owned()],
+            findings: Vec::new(),
+            starts: crate::check::Starts::default(),
             duration: Duration::from_millis(1500),
         }
     }
@@ -301,6 +346,8 @@ pub(crate) mod tests {
             skipped: None,
             results: Vec::new(),
             stale_expected_failures: Vec::new(),
+            findings: Vec::new(),
+            starts: crate::check::Starts::default(),
             duration: Duration::ZERO,
         }
     }
@@ -317,6 +364,8 @@ pub(crate) mod tests {
             skipped: Some("an HTTP server; only stdio servers are tested".to_owned()),
             results: Vec::new(),
             stale_expected_failures: Vec::new(),
+            findings: Vec::new(),
+            starts: crate::check::Starts::default(),
             duration: Duration::ZERO,
         }
     }
@@ -332,7 +381,8 @@ pub(crate) mod tests {
                 warn: 1,
                 info: 1,
                 skip: 1,
-                expected_fail: 1
+                expected_fail: 1,
+                blocked: 0,
             }
         );
         assert_eq!(c.total(), 7);

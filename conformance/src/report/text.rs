@@ -15,7 +15,8 @@ use std::fmt::Write as _;
 use mcp_client::TranscriptEntry;
 
 use super::{
-    areas, direction_name, eras_text, one_line, server_label, tail, target_failed, Counts,
+    areas, direction_name, eras_text, one_line, server_label, starts_text, tail, target_failed,
+    Counts,
 };
 use crate::check::{CheckResult, Outcome, Status, TargetReport};
 
@@ -78,6 +79,7 @@ const RED: &str = "31";
 const YELLOW: &str = "33";
 const CYAN: &str = "36";
 const MAGENTA: &str = "35";
+const BLUE: &str = "34";
 const DIM: &str = "2";
 const BOLD: &str = "1";
 const BOLD_RED: &str = "1;31";
@@ -113,25 +115,19 @@ fn status_token(r: &CheckResult) -> (&'static str, &'static str) {
         Status::Warn => ("WARN", YELLOW),
         Status::Info => ("INFO", CYAN),
         Status::Skip => ("SKIP", DIM),
+        Status::Blocked => ("BLOCKED", BLUE),
     }
 }
 
 fn target(out: &mut String, report: &TargetReport, opts: &TextOptions, paint: Paint) {
     header(out, report, paint);
-    if let Some(error) = &report.start_error {
-        let text = format!(
-            "The server could not be started: {}. No checks ran; check the command, its \
-             arguments, its environment and its working directory.",
-            one_line(error.trim_end_matches('.'), TEXT_CUT)
-        );
-        push_wrapped(
-            out,
-            &format!("  {}", paint.status("ERROR", BOLD_RED, 7)),
-            9,
-            9,
-            &text,
-        );
+    if let Some(starts) = starts_text(report) {
+        let _ = writeln!(out, "   {}", one_line(&starts, LINE_CUT));
     }
+    if let Some(error) = &report.start_error {
+        start_error(out, error, paint);
+    }
+    root_causes(out, report, paint);
     if let Some(reason) = &report.skipped {
         let text = format!(
             "Not tested: {}.",
@@ -161,6 +157,78 @@ fn target(out: &mut String, report: &TargetReport, opts: &TextOptions, paint: Pa
                         expected-failures file";
             push_wrapped(out, &prefix, width, DETAIL_INDENT, text);
         }
+    }
+}
+
+/// Start error lines kept: its first line (what happened), then the last of the rest (the
+/// server's stderr, whose last line is often the one that says why).
+const START_ERROR_LINES: usize = 16;
+
+/// Why the server could not be started: the first line wrapped, the stderr lines under it as
+/// they are (each cut to one line, the last ones kept).
+fn start_error(out: &mut String, error: &str, paint: Paint) {
+    let mut lines = error.lines();
+    let first = lines.next().unwrap_or_default();
+    let text = format!(
+        "The server could not be started: {}.",
+        one_line(first.trim_end_matches(['.', ':', ' ']), TEXT_CUT)
+    );
+    push_wrapped(
+        out,
+        &format!("  {}", paint.status("ERROR", BOLD_RED, 7)),
+        9,
+        9,
+        &text,
+    );
+    let rest: Vec<&str> = lines.collect();
+    let (shown, left_out) = tail(&rest, START_ERROR_LINES);
+    if left_out > 0 {
+        let _ = writeln!(out, "           … {left_out} earlier lines");
+    }
+    for line in shown {
+        let _ = writeln!(out, "           {}", one_line(line.trim_start(), LINE_CUT));
+    }
+    push_wrapped(
+        out,
+        "         ",
+        9,
+        9,
+        "No checks ran; check the command, its arguments, its environment and its working \
+         directory.",
+    );
+}
+
+/// The root causes found on the way, first: what could not be read, the check that owns it,
+/// and how many checks it blocked.
+fn root_causes(out: &mut String, report: &TargetReport, paint: Paint) {
+    if report.findings.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", paint.style(BOLD, "root cause"));
+    for f in &report.findings {
+        let owner = f.kind.owner();
+        let blocked = report
+            .results
+            .iter()
+            .filter(|r| r.blocked_by.as_deref() == Some(owner))
+            .count();
+        let status = report
+            .results
+            .iter()
+            .find(|r| r.info.id == owner)
+            .map(status_token)
+            .unwrap_or(("FAIL", RED));
+        let mut text = format!("{}: {}", f.kind.rule(), one_line(&f.actual, TEXT_CUT));
+        if blocked > 0 {
+            let _ = write!(
+                text,
+                " ({blocked} {} blocked by it)",
+                plural(blocked, "check", "checks")
+            );
+        }
+        let prefix = format!("  {}  {owner}  ", paint.status(status.0, status.1, 4));
+        let width = 2 + status.0.chars().count().max(4) + 2 + owner.chars().count() + 2;
+        push_wrapped(out, &prefix, width, DETAIL_INDENT, &text);
     }
 }
 
@@ -221,8 +289,17 @@ fn check(out: &mut String, r: &CheckResult, opts: &TextOptions, paint: Paint) {
     match r.status {
         Status::Fail | Status::Warn if full => outcome(out, &r.outcome),
         Status::Info | Status::Skip => outcome(out, &r.outcome),
+        Status::Blocked => {
+            if let Some(owner) = &r.blocked_by {
+                label(out, "by:", owner);
+            }
+            outcome(out, &r.outcome);
+        }
         Status::Pass if full => outcome(out, &r.outcome),
         _ => {}
+    }
+    if let Some(note) = &r.broke_session {
+        label(out, "session:", note);
     }
     if !full {
         return;
@@ -245,6 +322,7 @@ fn outcome(out: &mut String, outcome: &Outcome) {
             }
         }
         Outcome::Skip(text) => label(out, "skipped:", text),
+        Outcome::Blocked(text) => label(out, "why:", text),
     }
 }
 
@@ -377,6 +455,9 @@ fn counts_text(report: &TargetReport) -> String {
         format!("{} info", c.info),
         format!("{} skipped", c.skip),
     ];
+    if c.blocked > 0 {
+        items.push(format!("{} blocked", c.blocked));
+    }
     if c.expected_fail > 0 {
         items.push(format!(
             "{} {}",
@@ -535,8 +616,8 @@ Overall: FAIL (1 target: 0 passed, 1 failed)
         let text = render(&[start_error(), skipped()], &plain());
         let expected = "\
 == broken: no-such-server  [framing ndjson, profile generic]
-  ERROR  The server could not be started: No such file or directory (os error 2). No checks ran;
-         check the command, its arguments, its environment and its working directory.
+  ERROR  The server could not be started: No such file or directory (os error 2).
+         No checks ran; check the command, its arguments, its environment and its working directory.
 
 == remote: https://example.invalid/mcp  [framing ndjson, profile generic]
   SKIP  Not tested: an HTTP server; only stdio servers are tested.

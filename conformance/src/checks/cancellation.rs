@@ -1,0 +1,64 @@
+//! Cancellation (`basic/utilities/cancellation.mdx`): a `notifications/cancelled` for a request
+//! the server never saw.
+
+use futures::FutureExt;
+use serde_json::json;
+
+use super::step;
+use crate::catalog::Check;
+use crate::check::{Level, Outcome, Session};
+use crate::session::Ctx;
+
+pub fn checks() -> Vec<Check> {
+    vec![
+        Check::code(
+            "cancellation.unknown-request",
+            Level::Must,
+            "notifications/cancelled for an unknown request gets no reply",
+            "basic/index.mdx, Notifications; basic/utilities/cancellation.mdx",
+            |ctx| no_reply(ctx).boxed(),
+        )
+        .quote("The receiver MUST NOT send a response.")
+        .session(Session::Legacy),
+        Check::code(
+            "cancellation.unknown-request-ignored",
+            Level::Should,
+            "after notifications/cancelled for an unknown request the server keeps serving",
+            "basic/utilities/cancellation.mdx, Error Handling",
+            |ctx| ignored(ctx).boxed(),
+        )
+        .quote("Invalid cancellation notifications SHOULD be ignored: Unknown request IDs")
+        .session(Session::Legacy),
+    ]
+}
+
+async fn cancel_unknown(ctx: &Ctx) -> Result<crate::session::Lease, String> {
+    let mut p = ctx.ready().await?;
+    p.notify(
+        "notifications/cancelled",
+        Some(json!({"requestId": "mcp-conformance-unknown", "reason": "test"})),
+    )
+    .await?;
+    Ok(p)
+}
+
+async fn no_reply(ctx: &Ctx) -> Outcome {
+    let mut p = step!(cancel_unknown(ctx).await, "a complete handshake");
+    match p.until_barrier().await {
+        Ok(quiet) => match quiet.describe() {
+            None => Outcome::pass("no reply (a ping sent after it was answered first)"),
+            Some(got) => Outcome::fail("no reply", got),
+        },
+        // Whether it still serves is cancellation.unknown-request-ignored's to judge; no
+        // reply came within the wait.
+        Err(e) => Outcome::pass(format!("no reply (but {e})")),
+    }
+}
+
+async fn ignored(ctx: &Ctx) -> Outcome {
+    let mut p = step!(cancel_unknown(ctx).await, "a complete handshake");
+    match p.still_serving().await {
+        Ok(()) => Outcome::pass("a ping after it was answered"),
+        Err(e) => Outcome::fail("the server still answers a ping", e),
+    }
+}

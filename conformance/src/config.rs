@@ -1,0 +1,71 @@
+//! How a run is done: framing, waits, profile, selection, parallelism, progress.
+
+use std::time::Duration;
+
+use mcp_protocol::Framing;
+
+use crate::check::Profile;
+
+/// Where progress goes while checks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Progress {
+    /// Nothing (`--quiet`, or several targets at once on a terminal).
+    #[default]
+    Off,
+    /// One line rewritten in place: stderr is a terminal.
+    Terminal,
+    /// One line per finished check, `[12/65] lifecycle.ping PASS 0.2s`: for CI logs.
+    Lines,
+}
+
+/// How a run is done.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub framing: Framing,
+    /// The bound of each single wait (a reply, an exit) once a process has answered.
+    pub wait: Duration,
+    /// The bound of each server process's first reply (`--start-timeout`, at least `wait`):
+    /// a server started through `npx` or `uvx` may download or compile first.
+    pub start_wait: Duration,
+    pub profile: Profile,
+    pub max_message_bytes: usize,
+    pub only: Vec<String>,
+    pub skip: Vec<String>,
+    /// Checks (or shared sessions) run at once against one target.
+    pub jobs: usize,
+    pub progress: Progress,
+    /// Progress lines name the target (several are tested at once).
+    pub name_in_progress: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            framing: Framing::Ndjson,
+            wait: Duration::from_secs(5),
+            start_wait: Duration::from_secs(30),
+            profile: Profile::Generic,
+            max_message_bytes: 64 * 1024 * 1024,
+            only: Vec::new(),
+            skip: Vec::new(),
+            jobs: 1,
+            progress: Progress::Off,
+            name_in_progress: false,
+        }
+    }
+}
+
+impl RunConfig {
+    /// The bound of a process's first reply: the start budget, never less than `wait`.
+    pub fn first_reply_wait(&self) -> Duration {
+        self.start_wait.max(self.wait)
+    }
+
+    /// `ndjson` or `content-length`, as reports and the command line write it.
+    pub fn framing_name(&self) -> &'static str {
+        match self.framing {
+            Framing::Ndjson => "ndjson",
+            Framing::ContentLength => "content-length",
+        }
+    }
+}

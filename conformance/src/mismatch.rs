@@ -1,0 +1,284 @@
+//! Replies that arrive but cannot be matched to the requests they answer, classified so a run
+//! names the root cause once instead of timing out check after check.
+//!
+//! Each kind is owned by the check whose rule it breaks; that check FAILs with the frames, and
+//! a check whose wait ended on it is BLOCKED by that owner. An id equal by value but not by
+//! form is matched leniently, so the run goes on and judges the rest.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mcp_client::TranscriptEntry;
+use serde::Serialize;
+use serde_json::Value;
+
+/// What kind of mismatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// A reply's id equals the request's by value, not by type or form (`0.0` or `"1"` for
+    /// `1`); matched leniently.
+    IdForm,
+    /// One JSON value spread over several lines (newline-delimited framing).
+    SpreadOverLines,
+    /// Replies in the other framing than the one the harness speaks.
+    OtherFraming,
+    /// A reply with no id to a request that had a readable one.
+    NoId,
+    /// A server process that answered nothing within the start budget, after the first start
+    /// had answered: no check that needs a process of its own can be judged.
+    SilentStart,
+}
+
+impl Kind {
+    /// The check whose rule the mismatch breaks.
+    pub fn owner(self) -> &'static str {
+        match self {
+            Kind::IdForm => "jsonrpc.ids-echoed",
+            Kind::SpreadOverLines => "framing.no-embedded-newlines",
+            Kind::OtherFraming => "framing.replies-in-kind",
+            Kind::NoId => "jsonrpc.responses-well-formed",
+            Kind::SilentStart => "lifecycle.initialize-result",
+        }
+    }
+
+    /// What the owner expects, as its FAIL says.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Kind::IdForm => "each reply carries its request's id exactly, of the same type",
+            Kind::SpreadOverLines => "each message on one line (no embedded newlines)",
+            Kind::OtherFraming => "replies in the framing the requests came in",
+            Kind::NoId => "each reply to a request with a readable id carries that id",
+            Kind::SilentStart => "every start of the server answers its first request",
+        }
+    }
+
+    /// Whether a wait that meets it ends (the reply cannot be read) rather than going on.
+    pub fn blocks(self) -> bool {
+        self != Kind::IdForm
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::IdForm => "id-form",
+            Kind::SpreadOverLines => "spread-over-lines",
+            Kind::OtherFraming => "other-framing",
+            Kind::NoId => "no-id",
+            Kind::SilentStart => "silent-start",
+        }
+    }
+}
+
+/// One root cause, as first seen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub kind: Kind,
+    /// The check that saw it first.
+    pub seen_in: String,
+    /// What was seen, in words.
+    pub actual: String,
+    /// The frames that show it (the last ones of that process, up to the mismatch).
+    pub frames: Vec<TranscriptEntry>,
+    /// How many times it was seen in the run.
+    pub count: usize,
+}
+
+/// The findings of one target's run, shared by every probe.
+#[derive(Debug, Clone, Default)]
+pub struct Findings(Arc<Mutex<Vec<Finding>>>);
+
+impl Findings {
+    /// Records a finding; one of a kind already recorded only counts.
+    pub fn record(&self, finding: Finding) {
+        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match all.iter_mut().find(|f| f.kind == finding.kind) {
+            Some(f) => f.count += 1,
+            None => all.push(finding),
+        }
+    }
+
+    pub fn has(&self, kind: Kind) -> bool {
+        self.all().iter().any(|f| f.kind == kind)
+    }
+
+    pub fn all(&self) -> Vec<Finding> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// Ids equal by value but not by type or form: `1.0` or `"1"` for `1`, `1` for `"1"`. Numbers
+/// beyond 2^53 are not compared by value (that is precision loss, another check's business).
+pub fn loosely_equal(got: &Value, want: &Value) -> bool {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    let number = |v: &Value| -> Option<f64> {
+        match v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+            _ => None,
+        }
+    };
+    if got == want || got.is_string() && want.is_string() {
+        return false;
+    }
+    match (number(got), number(want)) {
+        (Some(a), Some(b)) => a == b && a.abs() < EXACT,
+        _ => false,
+    }
+}
+
+/// A reply that lacks the id its request had: a result without an id, or an error without
+/// one that is not about a request whose id could not be read (-32700, -32600).
+pub fn reply_without_id(reply: &Value) -> bool {
+    if !matches!(reply.get("id"), None | Some(Value::Null)) {
+        return false;
+    }
+    match reply.get("error") {
+        None => reply.get("result").is_some(),
+        Some(error) => !matches!(
+            error.get("code").and_then(Value::as_i64),
+            Some(-32700 | -32600)
+        ),
+    }
+}
+
+/// A `Content-Length: N` header line, read where newline-delimited JSON was expected.
+pub fn is_content_length_line(line: &[u8]) -> bool {
+    let line = line.trim_ascii();
+    let Some(colon) = line.iter().position(|b| *b == b':') else {
+        return false;
+    };
+    let value = line[colon + 1..].trim_ascii();
+    line[..colon]
+        .trim_ascii()
+        .eq_ignore_ascii_case(b"content-length")
+        && !value.is_empty()
+        && value.iter().all(u8::is_ascii_digit)
+}
+
+/// The strict Content-Length decoder's description of a line that is not a header, when that
+/// line is JSON: newline-delimited replies where Content-Length frames were expected.
+pub fn is_json_line_report(not_a_message: &str) -> bool {
+    not_a_message
+        .strip_prefix("a line that is not a frame header: \"")
+        .is_some_and(|rest| rest.starts_with('{') || rest.starts_with('['))
+}
+
+/// Bytes of non-JSON lines kept while looking for one value spread over several lines.
+const SPREAD_MAX_BYTES: usize = 4 << 20;
+
+/// Reassembles lines that are not JSON on their own into the one JSON value they may form
+/// together (a pretty-printed reply).
+#[derive(Debug, Default)]
+pub struct Spread {
+    text: Vec<u8>,
+    lines: usize,
+}
+
+impl Spread {
+    /// A line that is not a JSON message by itself: the value and its line count if this line
+    /// completes one spread over several lines.
+    pub fn push(&mut self, line: &[u8]) -> Option<(Value, usize)> {
+        let trimmed = line.trim_ascii();
+        if self.lines == 0 {
+            if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
+                self.text.extend_from_slice(line);
+                self.lines = 1;
+            }
+            return None;
+        }
+        if self.text.len() + line.len() > SPREAD_MAX_BYTES {
+            self.reset();
+            return None;
+        }
+        self.text.push(b'\n');
+        self.text.extend_from_slice(line);
+        self.lines += 1;
+        if !(trimmed.starts_with(b"}") || trimmed.starts_with(b"]")) {
+            return None;
+        }
+        let value: Value = serde_json::from_slice(&self.text).ok()?;
+        let lines = self.lines;
+        self.reset();
+        Some((value, lines))
+    }
+
+    /// A whole message arrived on one line: whatever was being gathered was not one value.
+    pub fn reset(&mut self) {
+        self.text.clear();
+        self.lines = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn ids_equal_by_value_only() {
+        assert!(loosely_equal(&json!(0.0), &json!(0)));
+        assert!(loosely_equal(&json!("1"), &json!(1)));
+        assert!(loosely_equal(&json!(1), &json!("1")));
+        assert!(!loosely_equal(&json!(1), &json!(1)));
+        assert!(!loosely_equal(&json!("1"), &json!("1.0")));
+        assert!(!loosely_equal(&json!(2), &json!(1)));
+        assert!(!loosely_equal(&json!(null), &json!(1)));
+        // Beyond 2^53 equal floats are precision loss, not a form.
+        assert!(!loosely_equal(
+            &json!(9_007_199_254_740_992.0),
+            &json!(9_007_199_254_740_993u64)
+        ));
+    }
+
+    #[test]
+    fn replies_without_ids() {
+        assert!(reply_without_id(&json!({"jsonrpc": "2.0", "result": {}})));
+        assert!(reply_without_id(
+            &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32601, "message": "x"}})
+        ));
+        assert!(!reply_without_id(
+            &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "x"}})
+        ));
+        assert!(!reply_without_id(
+            &json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "x"}})
+        ));
+        assert!(!reply_without_id(
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+        ));
+    }
+
+    #[test]
+    fn other_framing_lines() {
+        assert!(is_content_length_line(b"Content-Length: 52"));
+        assert!(is_content_length_line(b"content-length:7\r"));
+        assert!(!is_content_length_line(b"Content-Length: x"));
+        assert!(!is_content_length_line(b"{\"a\": 1}"));
+        assert!(is_json_line_report(
+            "a line that is not a frame header: \"{\\\"jsonrpc\\\"..."
+        ));
+        assert!(!is_json_line_report(
+            "a line that is not a frame header: \"INFO: hi\""
+        ));
+    }
+
+    #[test]
+    fn a_pretty_printed_reply_is_reassembled() {
+        let text = serde_json::to_string_pretty(&json!({"jsonrpc": "2.0", "id": 1,
+            "result": {"tools": [{"name": "a"}]}}))
+        .unwrap();
+        let mut spread = Spread::default();
+        let lines: Vec<&str> = text.lines().collect();
+        for line in &lines[..lines.len() - 1] {
+            assert_eq!(spread.push(line.as_bytes()), None);
+        }
+        let (value, count) = spread.push(lines[lines.len() - 1].as_bytes()).unwrap();
+        assert_eq!(value["id"], 1);
+        assert_eq!(count, lines.len());
+        // Lines that open nothing are not gathered.
+        assert_eq!(spread.push(b"INFO starting"), None);
+        assert_eq!(spread.push(b"}"), None);
+    }
+}

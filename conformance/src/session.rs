@@ -1,0 +1,240 @@
+//! What a check gets to work with ([`Ctx`]): the target, the settings, the era(s) it speaks,
+//! and its server processes: a fresh one ([`Ctx::spawn`]), the shared session of its era
+//! ([`Ctx::ready`], [`Ctx::modern_session`]), or an observation made once in a process of its
+//! own and judged by several checks ([`Ctx::observe`]).
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::future::Future;
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::config::RunConfig;
+use crate::era::EraReport;
+use crate::evidence::{Collected, Trace};
+use crate::probe::{modern_meta, Probe, Spawner};
+use crate::target::Target;
+use mcp_protocol::mcp::modern;
+use serde_json::Value;
+
+/// A shared session's process while no check holds it.
+pub type Slot = Arc<Mutex<Option<Probe>>>;
+
+/// What a check gets.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    pub spawner: Spawner,
+    /// What era detection found before the checks ran (`None` only while it runs).
+    pub era: Option<Arc<EraReport>>,
+    /// The shared session this check runs in, if it is one of a shared group.
+    pub(crate) shared: Option<Slot>,
+    pub(crate) memos: Memos,
+    pub(crate) trace: Trace,
+}
+
+impl Ctx {
+    pub fn target(&self) -> &Target {
+        &self.spawner.target
+    }
+
+    pub fn config(&self) -> &RunConfig {
+        &self.spawner.config
+    }
+
+    /// A fresh process, no handshake.
+    pub async fn spawn(&self) -> Result<Probe, String> {
+        self.spawner.spawn(&self.trace, "own process")
+    }
+
+    /// A ready legacy session: the shared one for a check of the shared group, else a fresh
+    /// process after a complete handshake with the latest version.
+    pub async fn ready(&self) -> Result<Lease, String> {
+        if let Some(mut lease) = self.lease("shared legacy session")? {
+            if std::mem::take(&mut lease.pending_initialized) {
+                lease.notify("notifications/initialized", None).await?;
+            }
+            return Ok(lease);
+        }
+        let mut probe = self.spawn().await?;
+        probe.handshake(crate::LATEST).await?;
+        Ok(Lease::own(probe))
+    }
+
+    /// A modern (2026-07-28) session: every request sent with [`Probe::request`] carries
+    /// [`modern_meta`]. The shared one for a check of the shared group, else a fresh process.
+    pub async fn modern_session(&self) -> Result<Lease, String> {
+        if let Some(lease) = self.lease("shared modern session")? {
+            return Ok(lease);
+        }
+        let mut probe = self.spawn().await?;
+        probe.meta = Some(modern_meta(modern::VERSION));
+        Ok(Lease::own(probe))
+    }
+
+    fn lease(&self, label: &str) -> Result<Option<Lease>, String> {
+        let Some(slot) = &self.shared else {
+            return Ok(None);
+        };
+        let probe = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let mut probe = probe.ok_or_else(|| "the shared session is in use or gone".to_owned())?;
+        probe.rebind(&self.trace, label);
+        Ok(Some(Lease {
+            probe: Some(probe),
+            home: Some(Arc::clone(slot)),
+        }))
+    }
+
+    /// An observation several checks judge, made once per target by `make` (in processes of
+    /// its own, as `make`'s `Ctx` starts them) and shared: each check that asks gets the same
+    /// value, and the frames and stderr that produced it as its own evidence.
+    pub async fn observe<T, F, Fut>(&self, key: &str, make: F) -> Arc<T>
+    where
+        T: Send + Sync + 'static,
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let cell = self.memos.cell(key);
+        let observed = cell
+            .get_or_init(|| async {
+                let ctx = Ctx {
+                    trace: Trace::new(&self.trace.check),
+                    shared: None,
+                    ..self.clone()
+                };
+                let trace = ctx.trace.clone();
+                let value = make(ctx).await;
+                Arc::new(Observed {
+                    value: Arc::new(value),
+                    evidence: trace.take(),
+                }) as Arc<dyn Any + Send + Sync>
+            })
+            .await
+            .clone();
+        match observed.downcast::<Observed<T>>() {
+            Ok(observed) => {
+                self.trace.absorb(&observed.evidence);
+                Arc::clone(&observed.value)
+            }
+            // A key names one kind of observation; this is a bug in the checks, not the server.
+            Err(_) => panic!("observation {key:?} was made with another type"),
+        }
+    }
+}
+
+/// The reply to `initialize` offering one version, in a process of its own, and that process
+/// while no check has taken it over.
+#[derive(Debug)]
+pub struct Initialized {
+    pub reply: Result<Value, String>,
+    process: Mutex<Option<Probe>>,
+}
+
+impl Ctx {
+    /// The reply to `initialize` offering `version`, asked once per target in a process of
+    /// its own (version negotiation asks each version; the process is kept for
+    /// [`Ctx::after_initialize`]).
+    pub async fn initialized(&self, version: &str) -> Arc<Initialized> {
+        let offered = version.to_owned();
+        self.observe(&format!("initialize {version}"), |ctx| async move {
+            let mut probe = match ctx.spawn().await {
+                Ok(probe) => probe,
+                Err(e) => {
+                    return Initialized {
+                        reply: Err(e),
+                        process: Mutex::new(None),
+                    }
+                }
+            };
+            let reply = probe.initialize(&offered).await;
+            probe.flush_evidence();
+            let keep = reply.as_ref().is_ok_and(|r| r.get("result").is_some());
+            Initialized {
+                reply,
+                process: Mutex::new(keep.then_some(probe)),
+            }
+        })
+        .await
+    }
+
+    /// A process whose `initialize` offering `version` got a result, and nothing else was sent
+    /// to it: the one [`Ctx::initialized`] left, if no other check took it, else a fresh one.
+    /// Starting a server can take seconds; this saves one start per version.
+    pub async fn after_initialize(&self, version: &str) -> Result<(Probe, Value), String> {
+        let init = self.initialized(version).await;
+        let left = init
+            .process
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let (Some(mut probe), Ok(reply)) = (left, &init.reply) {
+            probe.rebind(
+                &self.trace,
+                &format!("own process, the one initialize {version} was asked in"),
+            );
+            return Ok((probe, reply.clone()));
+        }
+        let mut probe = self.spawn().await?;
+        let reply = probe.initialize(version).await?;
+        Ok((probe, reply))
+    }
+}
+
+/// A shared observation and its evidence.
+struct Observed<T> {
+    value: Arc<T>,
+    evidence: Collected,
+}
+
+/// Observations of one target, by key.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Memos(Arc<Mutex<HashMap<String, MemoCell>>>);
+
+type MemoCell = Arc<tokio::sync::OnceCell<Arc<dyn Any + Send + Sync>>>;
+
+impl Memos {
+    fn cell(&self, key: &str) -> MemoCell {
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(map.entry(key.to_owned()).or_default())
+    }
+}
+
+/// A process a check holds: its own (killed when the lease ends), or the shared session's
+/// (handed back when the lease ends).
+#[derive(Debug)]
+pub struct Lease {
+    probe: Option<Probe>,
+    home: Option<Slot>,
+}
+
+impl Lease {
+    fn own(probe: Probe) -> Lease {
+        Lease {
+            probe: Some(probe),
+            home: None,
+        }
+    }
+}
+
+impl Deref for Lease {
+    type Target = Probe;
+
+    fn deref(&self) -> &Probe {
+        self.probe.as_ref().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl DerefMut for Lease {
+    fn deref_mut(&mut self) -> &mut Probe {
+        self.probe.as_mut().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let (Some(mut probe), Some(home)) = (self.probe.take(), self.home.take()) else {
+            return;
+        };
+        probe.flush_evidence();
+        *home.lock().unwrap_or_else(PoisonError::into_inner) = Some(probe);
+    }
+}
