@@ -139,6 +139,8 @@ impl Spawner {
             disambiguation: None,
             ignored: Vec::new(),
             timed_out: false,
+            closed: false,
+            replies_this_lease: 0,
             blocked: None,
             pending_initialized: false,
             stash: Vec::new(),
@@ -194,6 +196,10 @@ pub struct Probe {
     ignored: Vec<Value>,
     /// A wait for a response ran out: the process stopped answering.
     pub timed_out: bool,
+    /// Its stdout ended.
+    closed: bool,
+    /// Responses read since the process was last handed to a check ([`Probe::rebind`]).
+    replies_this_lease: usize,
     /// A wait of this process was ended by a reply that could not be read.
     pub blocked: Option<Kind>,
     /// `initialize` was answered but `notifications/initialized` is not sent yet: the first
@@ -276,6 +282,13 @@ impl Probe {
         label.clone_into(&mut self.label);
         self.stash.clear();
         self.timed_out = false;
+        self.replies_this_lease = 0;
+    }
+
+    /// Did the process end (or close its stdout) before answering anything since it was last
+    /// handed to a check? Then that check met a server something earlier broke.
+    pub fn found_dead(&self) -> bool {
+        self.gone() && self.replies_this_lease == 0
     }
 
     /// A fresh integer id.
@@ -325,7 +338,10 @@ impl Probe {
     pub async fn next(&mut self, limit: Duration) -> Got {
         match self.conn.recv(limit).await {
             None => Got::Timeout,
-            Some(RawEvent::Eof) | Some(RawEvent::ReadError(_)) => Got::Eof,
+            Some(RawEvent::Eof) | Some(RawEvent::ReadError(_)) => {
+                self.closed = true;
+                Got::Eof
+            }
             Some(RawEvent::Invalid(FrameError::NotAMessage(text)))
                 if self.framing == Framing::ContentLength
                     && mismatch::is_json_line_report(&text) =>
@@ -361,6 +377,9 @@ impl Probe {
         self.received_total += 1;
         if self.received.len() < KEPT {
             self.received.push(v.clone());
+        }
+        if is_response(&v) {
+            self.replies_this_lease += 1;
         }
         if !self.answered && is_response(&v) {
             self.answered = true;
@@ -922,7 +941,7 @@ impl Probe {
 
     /// Has the process ended, or closed its stdout?
     pub fn gone(&self) -> bool {
-        self.conn.exit_status().is_some()
+        self.closed || self.conn.exit_status().is_some()
     }
 
     /// How the server ended, if it did within a moment: ` (the server was killed by signal 9

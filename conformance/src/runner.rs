@@ -253,15 +253,27 @@ pub async fn run_target(
         // A start-up whose replies could not be read leaves the eras unknown: every check but
         // the ones that judge it is blocked, none skipped.
         let decided = if let Some((kind, why)) = &env.era.blocked {
-            let judges = check.info.id == "era.detect" || check.info.id == kind.owner();
-            (!judges).then(|| {
-                decided(
+            if check.info.id == kind.owner() {
+                // Failed by what the start-up found (its frames are added below).
+                let findings = env.spawner.findings.all();
+                let seen = findings.iter().find(|f| f.kind == *kind);
+                let actual = seen.map_or_else(|| why.clone(), |f| f.actual.clone());
+                Some(decided(
+                    check,
+                    &config,
+                    Outcome::fail(kind.rule(), actual),
+                    None,
+                ))
+            } else if check.info.id == "era.detect" {
+                None
+            } else {
+                Some(decided(
                     check,
                     &config,
                     Outcome::Blocked(why.clone()),
                     Some(kind.owner()),
-                )
-            })
+                ))
+            }
         } else {
             not_applicable(check, &env.era)
                 .map(|reason| decided(check, &config, Outcome::Skip(reason), None))
@@ -292,7 +304,7 @@ pub async fn run_target(
         let env = &env;
         units.push(
             async move {
-                let result = run_check(env, check, &Trace::new(&check.info.id), None).await;
+                let result = run_check(env, check, &Trace::new(&check.info.id)).await;
                 env.progress.finished(&result);
                 vec![(i, result)]
             }
@@ -379,6 +391,7 @@ async fn run_group<'a>(
     // instead of each waiting out its timeout.
     let mut first_timeout: Option<String> = None;
     let mut gave_up = false;
+    let total = checks.len();
     for (i, check) in checks {
         if gave_up {
             let owner = first_timeout.as_deref().unwrap_or_default();
@@ -419,26 +432,56 @@ async fn run_group<'a>(
                 }
             }
         }
-        let mut result = run_check(env, check, &trace, Some(Arc::clone(&slot))).await;
-        let mut guard = slot.lock().unwrap_or_else(PoisonError::into_inner);
-        let timed_out = guard.as_ref().is_some_and(|p| p.timed_out && !p.gone());
-        if timed_out && result.status == Status::Fail {
-            match &first_timeout {
-                None => first_timeout = Some(check.info.id.clone()),
-                Some(_) => gave_up = true,
+        let started = Instant::now();
+        let mut outcome = run_body(env, check, &trace, Some(Arc::clone(&slot))).await;
+        // A server that died after the last check's replies is found dead by this one: not
+        // this check's doing, so it runs again, once, in a new session.
+        let found_dead = slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(Probe::found_dead);
+        if found_dead {
+            *slot.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            if let Ok(probe) = new_session(env, kind, &trace).await {
+                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(probe);
+                outcome = run_body(env, check, &trace, Some(Arc::clone(&slot))).await;
             }
         }
-        let broke = match guard.as_ref() {
+        let cut = outcome_was_cut(&outcome);
+        let last = out.len() + 1 == total;
+        let mut probe = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        // Before the next check, the session must still answer: a ping (server/discover)
+        // after the check's own requests tells, so a server that dies or goes quiet because
+        // of this check is named here, not in the next one. Its frames are this check's.
+        let broke = match probe.as_mut() {
             None => Some("the check did not hand it back".to_owned()),
             Some(p) if p.gone() => Some("the server exited".to_owned()),
             Some(p) if p.timed_out => {
                 Some("the server stopped answering (a wait timed out)".to_owned())
             }
-            Some(_) if result.outcome_was_cut() => {
-                Some("the check ran into its own time limit".to_owned())
-            }
-            Some(_) => None,
+            Some(_) if cut => Some("the check ran into its own time limit".to_owned()),
+            Some(_) if last || check.info.ends_session => None,
+            Some(p) => match p.until_barrier().await {
+                Ok(_) => None,
+                Err(e) if p.timed_out => {
+                    Some(format!("the server stopped answering after it: {e}"))
+                }
+                Err(e) => Some(format!("the server exited after it: {e}")),
+            },
         };
+        if let Some(p) = probe.as_mut() {
+            p.flush_evidence();
+        }
+        let mut result = decided(check, env.config(), outcome, None);
+        finish(&mut result, &trace, started);
+        let timed_out = probe.as_ref().is_some_and(|p| p.timed_out && !p.gone());
+        if timed_out && matches!(result.status, Status::Fail | Status::Pass) {
+            match &first_timeout {
+                None => first_timeout = Some(check.info.id.clone()),
+                Some(_) => gave_up = true,
+            }
+        }
         // A check that ends the session (SIGTERM) is expected to.
         if let Some(how) = broke.filter(|_| !check.info.ends_session) {
             result.broke_session = Some(format!(
@@ -446,12 +489,11 @@ async fn run_group<'a>(
                  a new session",
                 kind.as_str()
             ));
-            *guard = None;
+            probe = None;
         }
-        if guard.as_ref().is_some_and(Probe::gone) {
-            *guard = None;
+        if !probe.as_ref().is_some_and(Probe::gone) {
+            *slot.lock().unwrap_or_else(PoisonError::into_inner) = probe;
         }
-        drop(guard);
         env.progress.finished(&result);
         out.push((i, result));
     }
@@ -475,26 +517,28 @@ async fn new_session(env: &Env, kind: Session, trace: &Trace) -> Result<Probe, S
 /// The text of a check stopped by its own time limit.
 const CUT: &str = "it was still waiting on the server; the check was stopped";
 
-impl CheckResult {
-    fn outcome_was_cut(&self) -> bool {
-        matches!(&self.outcome, Outcome::Fail { actual, .. } if actual == CUT)
-    }
+fn outcome_was_cut(outcome: &Outcome) -> bool {
+    matches!(outcome, Outcome::Fail { actual, .. } if actual == CUT)
 }
 
-/// Runs one check's body, bounded, and judges it.
-async fn run_check(env: &Env, check: &Check, trace: &Trace, shared: Option<Slot>) -> CheckResult {
-    let started = Instant::now();
+/// Runs one check's body, bounded.
+async fn run_body(env: &Env, check: &Check, trace: &Trace, shared: Option<Slot>) -> Outcome {
     let ctx = env.ctx(trace, shared);
     // A check makes several bounded waits (the first reply of a process may take the start
     // budget); it must still end however the server behaves.
     let config = env.config();
     let bound = config.first_reply_wait() + (config.wait * 12).max(Duration::from_secs(30));
-    let outcome = match tokio::time::timeout(bound, check.run(&ctx)).await {
+    match tokio::time::timeout(bound, check.run(&ctx)).await {
         Ok(outcome) => outcome,
         Err(_) => Outcome::fail(format!("the check finishes within {bound:?}"), CUT),
-    };
-    drop(ctx);
-    let mut result = decided(check, config, outcome, None);
+    }
+}
+
+/// Runs one check in processes of its own, and judges it.
+async fn run_check(env: &Env, check: &Check, trace: &Trace) -> CheckResult {
+    let started = Instant::now();
+    let outcome = run_body(env, check, trace, None).await;
+    let mut result = decided(check, env.config(), outcome, None);
     finish(&mut result, trace, started);
     result
 }

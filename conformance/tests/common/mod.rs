@@ -239,10 +239,12 @@ fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
 }
 
 /// Runs the harness against `target` (a command line; empty: the bundled server) with a JSON
-/// report and `--timeout 3`, plus `options`.
+/// report and `--timeout 3` (unless `options` set it), plus `options`.
 pub fn check(options: &[&str], target: &[String]) -> (Run, Value) {
-    let mut args: Vec<String> = vec!["--format".into(), "json".into(), "--timeout".into()];
-    args.push(TIMEOUT.into());
+    let mut args: Vec<String> = vec!["--format".into(), "json".into()];
+    if !options.contains(&"--timeout") {
+        args.extend(["--timeout".into(), TIMEOUT.into()]);
+    }
     args.extend(options.iter().map(|s| (*s).to_owned()));
     if !target.is_empty() {
         args.push("--".into());
