@@ -64,6 +64,7 @@ impl Check {
                 description: description.to_owned(),
                 spec: spec.to_owned(),
                 quote: String::new(),
+                reason: String::new(),
                 echo_only: false,
                 echo_level: None,
                 session: Session::Own,
@@ -83,6 +84,7 @@ impl Check {
                 description: s.description.clone(),
                 spec: s.spec.clone(),
                 quote: s.quote.clone(),
+                reason: String::new(),
                 echo_only: s.echo_only,
                 echo_level: None,
                 session: Session::Own,
@@ -107,6 +109,12 @@ impl Check {
     /// After it the shared session is not to be trusted: it runs last there.
     pub(crate) fn ends_session(mut self) -> Check {
         self.info.ends_session = true;
+        self
+    }
+
+    /// Why the level is what it is, where the words alone do not say.
+    pub(crate) fn because(mut self, reason: &str) -> Check {
+        reason.clone_into(&mut self.info.reason);
         self
     }
 

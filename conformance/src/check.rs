@@ -94,10 +94,14 @@ pub struct CheckInfo {
     pub description: String,
     /// Where the requirement comes from (spec page and section, or JSON-RPC 2.0 section).
     pub spec: String,
-    /// The words of the cited text that make the level what it is (MUST, SHOULD), verbatim; for
-    /// an INFO check, what the text leaves open.
+    /// The words of the cited text the level rests on, verbatim (markup dropped); empty where
+    /// the text is silent.
     #[serde(default)]
     pub quote: String,
+    /// Why the level is what it is, where the words alone do not say (a sentence that binds
+    /// the client, an example without a keyword), in a few words.
+    #[serde(default)]
+    pub reason: String,
     /// Only in the `echo` profile (our server's documented behaviour, not the spec's).
     #[serde(default)]
     pub echo_only: bool,

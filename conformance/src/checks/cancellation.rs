@@ -27,7 +27,7 @@ pub fn checks() -> Vec<Check> {
             "basic/utilities/cancellation.mdx, Error Handling",
             |ctx| ignored(ctx).boxed(),
         )
-        .quote("Invalid cancellation notifications SHOULD be ignored: Unknown request IDs")
+        .quote("Invalid cancellation notifications SHOULD be ignored: … Unknown request IDs")
         .session(Session::Legacy),
     ]
 }

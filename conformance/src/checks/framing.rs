@@ -36,7 +36,8 @@ pub fn checks() -> Vec<Check> {
             "basic/transports.mdx, stdio",
             |ctx| in_kind(ctx).boxed(),
         )
-        .quote("Messages are delimited by newlines ...; The server MUST NOT write anything to its stdout that is not a valid MCP message. (a header line is not one; in Content-Length framing neither is a bare JSON line)")
+        .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines. / The server MUST NOT write anything to its stdout that is not a valid MCP message.")
+        .because("a Content-Length header line is not a message; with --framing content-length, neither is a bare JSON line")
         .session(Session::Startup),
         Check::code(
             "framing.no-embedded-newlines",
@@ -54,7 +55,8 @@ pub fn checks() -> Vec<Check> {
             "basic/transports.mdx, stdio; JSON-RPC 2.0 §5",
             |ctx| byte_at_a_time(ctx).boxed(),
         )
-        .quote("Messages are delimited by newlines (the newline ends a message, not a write); \"When a rpc call is made, the Server MUST reply with a Response\" (JSON-RPC 2.0 §5)")
+        .quote("When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. (JSON-RPC 2.0 §5)")
+        .because("the newline ends a message, not a write: a request written byte by byte is one request")
         .session(Session::Legacy),
         Check::code(
             "framing.several-in-one-write",
@@ -63,7 +65,8 @@ pub fn checks() -> Vec<Check> {
             "basic/transports.mdx, stdio; JSON-RPC 2.0 §5",
             |ctx| several_in_one_write(ctx).boxed(),
         )
-        .quote("Messages are delimited by newlines (one write may hold several); \"When a rpc call is made, the Server MUST reply with a Response\" (JSON-RPC 2.0 §5)")
+        .quote("When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. (JSON-RPC 2.0 §5)")
+        .because("several requests in one write are still each a request")
         .session(Session::Legacy)
         .runs_first(),
         Check::code(
@@ -73,7 +76,8 @@ pub fn checks() -> Vec<Check> {
             "basic/transports.mdx, stdio; go-sdk #664 (CRLF from Windows peers)",
             |ctx| crlf(ctx).boxed(),
         )
-        .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines. (silent on a carriage return)")
+        .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines.")
+        .because("silent on a carriage return before the newline")
         .session(Session::Legacy)
         .echo_level(Level::Must),
         Check::code(
@@ -92,7 +96,7 @@ pub fn checks() -> Vec<Check> {
             "basic/transports.mdx, stdio (no size limit is set; hosts send large tool inputs)",
             |ctx| large_message(ctx).boxed(),
         )
-        .quote("(silent: no size limit is set)")
+        .because("no size limit is set")
         .session(Session::Legacy)
         .echo_level(Level::Must),
         Check::code(
@@ -102,7 +106,8 @@ pub fn checks() -> Vec<Check> {
             "basic/lifecycle.mdx, Shutdown; 2026-07-28 basic/transports/stdio.mdx, Shutdown",
             |ctx| eof_no_data_loss(ctx).boxed(),
         )
-        .quote("closing the input stream to the child process is how the client ends the connection; nothing says requests still pending must be answered")
+        .quote("For the stdio transport, the client SHOULD initiate shutdown by: 1. First, closing the input stream to the child process (the server)")
+        .because("closing stdin ends the connection: nothing says requests still pending must be answered")
         .echo_level(Level::Must),
         Check::code(
             "framing.eof-exit",
@@ -112,6 +117,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| eof_exit(ctx).boxed(),
         )
         .quote("Servers SHOULD exit promptly when their standard input is closed or reads return end-of-file.")
+        .because("2026-07-28 only: for a server that speaks only legacy revisions, an observation")
         .echo_level(Level::Must),
         Check::code(
             "framing.sigterm-exit",
@@ -120,7 +126,8 @@ pub fn checks() -> Vec<Check> {
             "basic/lifecycle.mdx, Shutdown",
             |ctx| sigterm_exit(ctx).boxed(),
         )
-        .quote("sending SIGTERM if the server does not exit within a reasonable time (the client's steps; nothing binds the server)")
+        .quote("Waiting for the server to exit, or sending SIGTERM if the server does not exit within a reasonable time")
+        .because("the client's steps: nothing binds the server")
         .session(Session::Legacy)
         .ends_session()
         .echo_level(Level::Must),
@@ -131,7 +138,8 @@ pub fn checks() -> Vec<Check> {
             "basic/transports.mdx, stdio",
             |ctx| stderr_volume(ctx).boxed(),
         )
-        .quote("The server MAY write UTF-8 strings to its standard error (stderr) for logging purposes."),
+        .quote("The server MAY write UTF-8 strings to its standard error (stderr) for any logging purposes including informational, debug, and error messages.")
+        .because("reported, not judged"),
         Check::code(
             "echo.round-trips",
             Level::Must,

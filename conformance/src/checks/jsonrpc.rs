@@ -17,7 +17,11 @@ use crate::probe::{is_response, Got, Quiet};
 use crate::session::Ctx;
 
 /// What the harness writes when a check needs input that is not a valid message.
-const CLIENT_MUST_NOT: &str = "The client MUST NOT write anything to the server's stdin that is not a valid MCP message. (binds the client; nothing binds the server)";
+const CLIENT_MUST_NOT: &str =
+    "The client MUST NOT write anything to the server's stdin that is not a valid MCP message.";
+/// Why the checks that send such input are INFO.
+const SERVER_UNBOUND: &str =
+    "the harness sends what a client must not: nothing binds the server then";
 
 pub fn checks() -> Vec<Check> {
     vec![
@@ -28,7 +32,8 @@ pub fn checks() -> Vec<Check> {
             "basic/index.mdx, Error Responses; JSON-RPC 2.0 §5, §5.1",
             |ctx| unknown_method(ctx).boxed(),
         )
-        .quote("Error responses MUST include the same ID as the request they correspond to; \"When a rpc call encounters an error, the Response Object MUST contain the error member\" (JSON-RPC 2.0 §5)")
+        .quote("Error responses MUST include the same ID as the request they correspond to (except in error cases where the ID could not be read due a malformed request). / When a rpc call encounters an error, the Response Object MUST contain the error member (JSON-RPC 2.0 §5.1)")
+        .because("the code (-32601 in JSON-RPC's table) is reported: no sentence requires it")
         .session(Session::Legacy),
         Check::code(
             "jsonrpc.parse-error-keeps-serving",
@@ -38,6 +43,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| parse_error_keeps_serving(ctx).boxed(),
         )
         .quote(CLIENT_MUST_NOT)
+        .because(SERVER_UNBOUND)
         .echo_level(Level::Must),
         Check::code(
             "jsonrpc.parse-error-reply",
@@ -47,6 +53,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| parse_error_reply(ctx).boxed(),
         )
         .quote(CLIENT_MUST_NOT)
+        .because(SERVER_UNBOUND)
         .echo_level(Level::Must),
         invalid(
             "jsonrpc.invalid-request.no-jsonrpc",
@@ -80,6 +87,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| invalid_keeps_serving(ctx).boxed(),
         )
         .quote(CLIENT_MUST_NOT)
+        .because(SERVER_UNBOUND)
         .echo_level(Level::Must),
         Check::code(
             "jsonrpc.ids-echoed",
@@ -100,7 +108,8 @@ pub fn checks() -> Vec<Check> {
             "RFC 8259 §6; basic/index.mdx, Requests",
             |ctx| ids_echoed(ctx, &["9007199254740993", "18446744073709551615"]).boxed(),
         )
-        .quote("\"This specification allows implementations to set limits on the range and precision of numbers accepted.\" (RFC 8259 §6: beyond 2^53 a JSON number is not interoperable)")
+        .quote("This specification allows implementations to set limits on the range and precision of numbers accepted. (RFC 8259 §6)")
+        .because("beyond 2^53 a JSON number is not interoperable: what comes back is reported")
         .session(Session::Legacy)
         .echo_level(Level::Must),
         Check::code(
@@ -110,7 +119,8 @@ pub fn checks() -> Vec<Check> {
             "basic/index.mdx, Notifications; basic/utilities/ping.mdx",
             |ctx| unknown_notification(ctx).boxed(),
         )
-        .quote("The receiver MUST NOT send a response.; The receiver MUST respond promptly with an empty response")
+        .quote("The receiver MUST NOT send a response. / The receiver MUST respond promptly with an empty response:")
+        .because("both: no reply, and the ping after it answered")
         .session(Session::Legacy),
         Check::code(
             "jsonrpc.concurrent-requests",
@@ -119,7 +129,7 @@ pub fn checks() -> Vec<Check> {
             "JSON-RPC 2.0 §5; basic/index.mdx, Result Responses",
             |ctx| concurrent(ctx).boxed(),
         )
-        .quote("\"When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications.\" (JSON-RPC 2.0 §5)")
+        .quote("When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. (JSON-RPC 2.0 §5) / Result responses MUST include the same ID as the request they correspond to.")
         .session(Session::Legacy),
         Check::code(
             "jsonrpc.responses-well-formed",
@@ -128,7 +138,7 @@ pub fn checks() -> Vec<Check> {
             "basic/index.mdx, Responses; JSON-RPC 2.0 §5, §5.1",
             |ctx| well_formed(ctx).boxed(),
         )
-        .quote("Result responses MUST include the same ID as the request they correspond to. Result responses MUST include a result field. Error responses MUST include an error field with a code and message. Error codes MUST be integers.")
+        .quote("Result responses MUST include the same ID as the request they correspond to. / Result responses MUST include a result field. / Error responses MUST include an error field with a code and message. / Error codes MUST be integers.")
         .session(Session::Legacy),
         Check::code(
             "jsonrpc.batch-2025-03-26",
@@ -137,7 +147,8 @@ pub fn checks() -> Vec<Check> {
             "2025-03-26 basic/index.mdx, Batching; JSON-RPC 2.0 §6",
             |ctx| batch_2025_03_26(ctx).boxed(),
         )
-        .quote("MCP implementations MAY support sending JSON-RPC batches, but MUST support receiving JSON-RPC batches."),
+        .quote("MCP implementations MAY support sending JSON-RPC batches, but MUST support receiving JSON-RPC batches.")
+        .because("one array of responses is JSON-RPC's lower-case should: separate replies pass"),
         Check::code(
             "jsonrpc.batch-after-2025-03-26",
             Level::Info,
@@ -145,7 +156,8 @@ pub fn checks() -> Vec<Check> {
             "2025-06-18 changelog, Major changes",
             |ctx| batch_latest(ctx).boxed(),
         )
-        .quote("Remove support for JSON-RPC batching"),
+        .quote("Remove support for JSON-RPC batching")
+        .because("what a server does with a batch it no longer supports is reported"),
     ]
 }
 
@@ -172,6 +184,7 @@ fn invalid(id: &str, description: &str, spec: &str, body: &'static str) -> Check
     };
     Check::code(id, Level::Info, description, spec, f)
         .quote(CLIENT_MUST_NOT)
+        .because(SERVER_UNBOUND)
         .echo_level(Level::Must)
 }
 

@@ -23,7 +23,8 @@ pub fn checks() -> Vec<Check> {
             "basic/lifecycle.mdx, Initialization; schema.ts InitializeResult",
             |ctx| initialize_result(ctx).boxed(),
         )
-        .quote("The server MUST respond with its own capabilities and information")
+        .quote("The server MUST respond with its own capabilities and information:")
+        .because("schema.ts InitializeResult requires protocolVersion, capabilities and serverInfo {name, version}")
         .session(Session::Startup),
         Check::code(
             "lifecycle.version-negotiation",
@@ -66,7 +67,8 @@ pub fn checks() -> Vec<Check> {
             "basic/lifecycle.mdx, Initialization",
             |ctx| ping_before_initialize(ctx).boxed(),
         )
-        .quote("The initialization phase MUST be the first interaction between client and server. (binds the client; nothing binds the server before initialize)")
+        .quote("The initialization phase MUST be the first interaction between client and server.")
+        .because("it binds the client: nothing binds the server before initialize")
         .echo_level(Level::Must),
         Check::code(
             "lifecycle.requests-before-initialize",
@@ -75,7 +77,8 @@ pub fn checks() -> Vec<Check> {
             "basic/lifecycle.mdx, Initialization",
             |ctx| requests_before_initialize(ctx).boxed(),
         )
-        .quote("The initialization phase MUST be the first interaction between client and server. (binds the client)"),
+        .quote("The initialization phase MUST be the first interaction between client and server.")
+        .because("it binds the client: nothing binds the server before initialize"),
         Check::code(
             "lifecycle.requests-before-initialized",
             Level::Info,
@@ -83,7 +86,8 @@ pub fn checks() -> Vec<Check> {
             "basic/lifecycle.mdx, Initialization",
             |ctx| requests_before_initialized(ctx).boxed(),
         )
-        .quote("The server SHOULD NOT send requests other than pings and logging before receiving the initialized notification. (about what the server sends, not how it answers)"),
+        .quote("The server SHOULD NOT send requests other than pings and logging before receiving the initialized notification.")
+        .because("about what the server sends, not how it answers"),
         Check::code(
             "lifecycle.second-initialize",
             Level::Info,
@@ -91,7 +95,7 @@ pub fn checks() -> Vec<Check> {
             "basic/lifecycle.mdx, Initialization",
             |ctx| second_initialize(ctx).boxed(),
         )
-        .quote("(silent)")
+        .because("the spec says nothing of a second initialize")
         .session(Session::Legacy)
         .ends_session(),
         Check::code(
@@ -101,7 +105,7 @@ pub fn checks() -> Vec<Check> {
             "basic/utilities/ping.mdx, Behavior Requirements",
             |ctx| ping(ctx).boxed(),
         )
-        .quote("The receiver MUST respond promptly with an empty response")
+        .quote("The receiver MUST respond promptly with an empty response:")
         .session(Session::Legacy),
     ]
 }

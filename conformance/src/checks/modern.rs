@@ -37,7 +37,8 @@ pub fn era_checks() -> Vec<Check> {
         "2026-07-28 basic/versioning.mdx, Backward Compatibility with Initialization-Based Versions; basic/transports/stdio.mdx, Backward Compatibility",
         |ctx| detect_check(ctx).boxed(),
     )
-    .quote("A server that wishes to support both legacy clients ... and modern clients ... MAY implement both behaviors.")
+    .quote("A server that wishes to support both legacy clients (which expect an initialize handshake) and modern clients (which use per-request metadata) MAY implement both behaviors.")
+        .because("which era(s) a server speaks is reported, not judged")
     .session(Session::Startup)]
 }
 
@@ -50,7 +51,8 @@ pub fn checks() -> Vec<Check> {
             "2026-07-28 server/discover.mdx; server/utilities/caching.mdx, Cacheable Results; schema.ts DiscoverResult",
             |ctx| discover(ctx).boxed(),
         )
-        .quote("Servers MUST implement it.; Servers MUST include caching hints on results with resultType: \"complete\" returned by the following operations: server/discover ...")
+        .quote("Servers MUST implement it. / Servers MUST include caching hints on results with resultType: \"complete\" returned by ... server/discover")
+        .because("schema.ts DiscoverResult requires supportedVersions and capabilities")
         .session(Session::Modern),
         Check::code(
             "modern.discover-server-info",
@@ -68,7 +70,7 @@ pub fn checks() -> Vec<Check> {
             "2026-07-28 basic/versioning.mdx, Protocol Version Negotiation; schema.ts UnsupportedProtocolVersionError",
             |ctx| unsupported_version(ctx).boxed(),
         )
-        .quote("If the server does not implement the requested version ..., it MUST respond with an UnsupportedProtocolVersionError listing the versions it does support")
+        .quote("If the server does not implement the requested version (whether the version is unknown to the server, or is a known version the server has chosen not to support), it MUST respond with an UnsupportedProtocolVersionError listing the versions it does support:")
         .session(Session::Modern),
         Check::code(
             "modern.result-type",
@@ -86,7 +88,7 @@ pub fn checks() -> Vec<Check> {
             "2026-07-28 server/utilities/caching.mdx, Cacheable Results, Time-to-Live (TTL) Field",
             |ctx| tools_list_cacheable(ctx).boxed(),
         )
-        .quote("Servers MUST include caching hints on results with resultType: \"complete\" returned by the following operations ...; Servers MUST provide a ttlMs value that is >= 0.")
+        .quote("Servers MUST include caching hints on results with resultType: \"complete\" returned by the following operations: ... / Servers MUST provide a ttlMs value that is >= 0.")
         .session(Session::Modern),
         Check::code(
             "modern.requests-without-meta",
@@ -95,7 +97,8 @@ pub fn checks() -> Vec<Check> {
             "2026-07-28 basic/index.mdx, _meta; basic/versioning.mdx, Backward Compatibility",
             |ctx| requests_without_meta(ctx).boxed(),
         )
-        .quote("A dual-era server selects its behavior from how the client opens: a request carrying modern per-request _meta ... An initialize request ... (a request with neither may be served as a legacy one; the MUST is modern.missing-meta-invalid-params)")
+        .quote("A dual-era server selects its behavior from how the client opens:")
+        .because("a request with neither initialize nor modern _meta may be served as a legacy one; the MUST is modern.missing-meta-invalid-params'")
         .echo_level(Level::Must),
         Check::code(
             "modern.missing-meta-invalid-params",
@@ -104,7 +107,8 @@ pub fn checks() -> Vec<Check> {
             "2026-07-28 basic/index.mdx, _meta, per-request fields",
             |ctx| missing_meta_invalid_params(ctx).boxed(),
         )
-        .quote("A request missing any required field is malformed; the server MUST reject it with JSON-RPC error code -32602 (Invalid params)."),
+        .quote("A request missing any required field is malformed; the server MUST reject it with JSON-RPC error code -32602 (Invalid params).")
+        .because("for a dual-era server only a request whose _meta names the version: one without _meta may be a legacy one"),
         Check::code(
             "modern.no-server-requests",
             Level::Must,
@@ -121,7 +125,8 @@ pub fn checks() -> Vec<Check> {
             "2026-07-28 changelog, Major changes 5",
             |ctx| ping_removed(ctx).boxed(),
         )
-        .quote("Remove ping, logging/setLevel, and notifications/roots/list_changed")
+        .quote("Remove ping, logging/setLevel, and notifications/roots/list_changed.")
+        .because("what a removed method gets is reported")
         .session(Session::Modern),
     ]
 }

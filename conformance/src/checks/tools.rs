@@ -21,7 +21,8 @@ pub fn checks() -> Vec<Check> {
             "server/tools.mdx, Listing Tools; schema.ts ListToolsResult, Tool",
             |ctx| list_shape(ctx).boxed(),
         )
-        .quote("schema.ts: tools: Tool[]; name: string; inputSchema: { type: \"object\"; ... } (required fields)")
+        .quote("schema.ts: ListToolsResult { tools: Tool[] }; Tool { name: string; inputSchema: { type: \"object\" } }")
+        .because("required fields of the schema")
         .session(Session::Legacy),
         Check::code(
             "tools.names-valid",
@@ -30,7 +31,7 @@ pub fn checks() -> Vec<Check> {
             "server/tools.mdx, Tool Names (2025-11-25)",
             |ctx| names_valid(ctx).boxed(),
         )
-        .quote("Tool names SHOULD be between 1 and 128 characters in length (inclusive). ... Tool names SHOULD be unique within a server.")
+        .quote("Tool names SHOULD be between 1 and 128 characters in length (inclusive). / The following SHOULD be the only allowed characters: uppercase and lowercase ASCII letters (A-Z, a-z), digits (0-9), underscore (_), hyphen (-), and dot (.) / Tool names SHOULD be unique within a server.")
         .session(Session::Legacy),
         Check::code(
             "tools.invalid-cursor",
@@ -48,7 +49,8 @@ pub fn checks() -> Vec<Check> {
             "server/tools.mdx, Error Handling",
             |ctx| unknown_tool(ctx).boxed(),
         )
-        .quote("Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools (no keyword; -32602 is only the example)")
+        .quote("Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools")
+        .because("no keyword, and -32602 is only the example's code: reported")
         .session(Session::Legacy)
         .echo_level(Level::Must),
         Check::code(
@@ -58,7 +60,8 @@ pub fn checks() -> Vec<Check> {
             "server/tools.mdx, Calling Tools; schema.ts CallToolResult",
             |ctx| call_result_shape(ctx).boxed(),
         )
-        .quote("schema.ts CallToolResult: content: ContentBlock[]; isError?: boolean (required and typed fields)")
+        .quote("schema.ts: CallToolResult { content: ContentBlock[]; isError?: boolean }")
+        .because("required and typed fields of the schema")
         .session(Session::Legacy),
         Check::code(
             "tools.structured-content",

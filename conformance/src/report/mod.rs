@@ -239,6 +239,7 @@ pub(crate) mod tests {
                 description: format!("Description of {id}"),
                 spec: format!("Spec of {id}"),
                 quote: String::new(),
+                reason: String::new(),
                 echo_only: false,
                 echo_level: None,
                 session: crate::check::Session::Own,

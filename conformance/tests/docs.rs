@@ -1,0 +1,152 @@
+//! `docs/checks.md` is generated from the checks themselves: every check's id, level, where it
+//! runs, what it asks of the server, the spec text it cites and the words that make its level.
+//! This test fails when the page does not match the checks; `UPDATE_DOCS=1 cargo test -p
+//! mcp-conformance --test docs` rewrites it.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+
+use mcp_conformance::check::{Level, Session};
+
+const INTRO: &str = "\
+# The checks of `mcp-conformance`
+
+Generated from the checks themselves by `conformance/tests/docs.rs` (`UPDATE_DOCS=1 cargo test
+-p mcp-conformance --test docs`); do not edit by hand. `mcp-conformance --list` prints the same.
+
+A check's level is the word its cited sentence uses: **MUST** only where the text says MUST (or
+`schema.ts` makes a field required), **SHOULD** where it says SHOULD, **INFO** where it is
+silent, or where the check feeds the server input the spec forbids the client to send (\"The
+client MUST NOT write anything to the server's stdin that is not a valid MCP message\": nothing
+then binds the server). An INFO check reports what the server did and never fails. Under the
+`echo` profile (the bundled `mcp-echo-server`), some checks have the level our own README
+promises instead; `echo.*` checks run only there.
+
+Where a check runs:
+
+- **start-up**: judged from the two processes every run starts at once (`initialize`, and
+  `server/discover` with 2026-07-28 `_meta`) and from what the whole run saw.
+- **legacy session** / **modern session**: one process per era, shared by these checks, which
+  run one after another in the order below (the ones marked *first* before, *last* after the
+  rest). Between two checks a ping (`server/discover`) must be answered; a session that breaks
+  is replaced and the check it broke in is named.
+- **own process**: a fresh process (a few checks judge one observation made once, such as the
+  four `initialize` probes of version negotiation).
+";
+
+fn session(info: &mcp_conformance::check::CheckInfo) -> String {
+    let mut text = match info.session {
+        Session::Startup => "start-up",
+        Session::Legacy => "legacy session",
+        Session::Modern => "modern session",
+        Session::Own => "own process",
+    }
+    .to_owned();
+    if info.runs_first {
+        text.push_str(", first");
+    }
+    if info.ends_session {
+        text.push_str(", last");
+    }
+    text
+}
+
+fn level(info: &mcp_conformance::check::CheckInfo) -> String {
+    match (info.echo_only, info.echo_level) {
+        (true, _) => format!("{} (echo profile only)", info.level),
+        (false, Some(echo)) if echo != info.level => format!("{} (echo: {echo})", info.level),
+        _ => info.level.to_string(),
+    }
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn render() -> String {
+    let checks = mcp_conformance::checks::builtin().unwrap();
+    let mut out = String::from(INTRO);
+    let count = |l: Level| {
+        checks
+            .iter()
+            .filter(|c| c.info.level == l && !c.info.echo_only)
+            .count()
+    };
+    out.push_str(&format!(
+        "\n{} checks for any server: {} MUST, {} SHOULD, {} INFO; {} more in the echo profile.\n",
+        checks.iter().filter(|c| !c.info.echo_only).count(),
+        count(Level::Must),
+        count(Level::Should),
+        count(Level::Info),
+        checks.iter().filter(|c| c.info.echo_only).count(),
+    ));
+    out.push_str(
+        "\n| check | level | runs in | the server … | spec | the words | why this level |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|---|\n");
+    for c in &checks {
+        let i = &c.info;
+        let quote = match (i.quote.is_empty(), i.echo_only) {
+            (_, true) => "README (our server's documented behaviour)".to_owned(),
+            (true, false) => "(the text is silent)".to_owned(),
+            (false, false) => format!("“{}”", i.quote),
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+            i.id,
+            level(i),
+            session(i),
+            cell(&i.description),
+            cell(&i.spec),
+            cell(&quote),
+            cell(&i.reason)
+        ));
+    }
+    out
+}
+
+#[test]
+fn docs_checks_md_matches_the_checks() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/checks.md");
+    let want = render();
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &want).unwrap();
+        return;
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/checks.md does not match the checks: run \
+         `UPDATE_DOCS=1 cargo test -p mcp-conformance --test docs` and commit it"
+    );
+}
+
+/// Every check outside the echo profile quotes the words its level rests on (or, for an INFO
+/// check where the text is silent, says so).
+#[test]
+fn every_check_quotes_its_text() {
+    for c in mcp_conformance::checks::builtin().unwrap() {
+        if c.info.echo_only {
+            continue;
+        }
+        let silent = c.info.quote.is_empty();
+        assert!(
+            !silent || c.info.level == Level::Info && !c.info.reason.is_empty(),
+            "{} quotes nothing",
+            c.info.id
+        );
+        let word = match c.info.level {
+            Level::Must => Some("MUST"),
+            Level::Should => Some("SHOULD"),
+            Level::Info => None,
+        };
+        if let Some(word) = word {
+            assert!(
+                c.info.quote.contains(word) || c.info.quote.contains("schema.ts"),
+                "{} is {word} but its quote says neither {word} nor names a required schema field: {}",
+                c.info.id,
+                c.info.quote
+            );
+        }
+    }
+}
