@@ -21,9 +21,13 @@
 //!       "startError": null,
 //!       "skipped": null,
 //!       "durationMs": 1520.25,
-//!       "summary": { "pass": 40, "fail": 0, "warn": 0, "info": 2, "skip": 0, "expectedFail": 0 },
+//!       "summary": { "pass": 40, "fail": 0, "warn": 0, "info": 2, "skip": 0, "expectedFail": 0,
+//!                    "blocked": 0 },
 //!       "failed": false,
 //!       "staleExpectedFailures": [],
+//!       "starts": { "count": 11, "answered": 11, "firstMs": 912.4, "medianMs": 880.1,
+//!                   "slowestMs": 1203.9 },
+//!       "findings": [],
 //!       "checks": [
 //!         {
 //!           "id": "lifecycle.ping-before-initialize",
@@ -37,6 +41,8 @@
 //!           "expected": null,
 //!           "actual": null,
 //!           "detail": "answered with an empty result",
+//!           "blockedBy": null,
+//!           "brokeSession": null,
 //!           "transcript": [ { "ms": 0.4, "direction": "send", "text": "{…}" } ],
 //!           "stderr": []
 //!         }
@@ -54,7 +60,9 @@
 //! - `failed` (bool): true if any target's `failed` is true; the run's exit code is then not 0.
 //!
 //! A target:
-//! - `name` (string): the name from the config file, or the command line.
+//! - `name` (string): the name from the config file; for a command line, the server's own
+//!   `serverInfo.name`, else the package or script the command runs (`@scope/server`,
+//!   `server.py`).
 //! - `command` (string): the command that was run, with its arguments.
 //! - `framing` (string): `"ndjson"` or `"content-length"`.
 //! - `profile` (string): `"generic"`, `"strict"` or `"echo"`.
@@ -65,22 +73,36 @@
 //!   checks ran (the `era.detect` check reports how): `"legacy"` if `initialize` got a result,
 //!   `"modern"` if `server/discover` carrying 2026-07-28 `_meta` got a DiscoverResult or an
 //!   `UnsupportedProtocolVersionError` (-32022); in that order, so a dual-era server has
-//!   `["legacy", "modern"]`. Empty if it spoke neither, and for a target that could not be
-//!   started or was skipped. `modern.*` checks are SKIPs unless the server accepts 2026-07-28,
+//!   `["legacy", "modern"]`. Empty if it spoke neither (or its start-up replies could not be
+//!   read: see `findings`), and for a target that could not be started or was skipped. `modern.*` checks are SKIPs unless the server accepts 2026-07-28,
 //!   and checks that need a legacy session are SKIPs against a modern-only server.
-//! - `startError` (string or null): why the server could not be started; then `checks` is
-//!   empty and `failed` is true (exit code 3).
+//! - `startError` (string or null): why the server could not be started: it answered neither
+//!   `initialize` nor `server/discover` (it exited, said nothing, or wrote no JSON-RPC reply),
+//!   with a sample of its stdout and its last stderr lines; then `checks` is empty and
+//!   `failed` is true (exit code 3).
 //! - `skipped` (string or null): why the entry was not tested (e.g. an HTTP server in a config
 //!   file); then `checks` is empty and `failed` is false.
 //! - `durationMs` (number): time spent on the target.
 //! - `summary` (object): how many checks ended in each way: `pass`, `fail` (unexpected FAILs
-//!   only), `warn`, `info`, `skip`, `expectedFail` (FAILs listed in `--expected-failures`). The
-//!   six add up to the length of `checks`.
+//!   only), `warn`, `info`, `skip`, `expectedFail` (FAILs listed in `--expected-failures`),
+//!   `blocked`. The seven add up to the length of `checks`.
 //! - `failed` (bool): true if a check FAILed unexpectedly, an expected failure is stale, or the
 //!   server could not be started.
 //! - `staleExpectedFailures` (array of strings): check ids listed in `--expected-failures`
 //!   that no longer fail; they fail the run until they are removed from the file.
-//! - `checks` (array): one object per check run, in the order they ran.
+//! - `starts` (object): the server processes the run started: `count`, how many of them
+//!   `answered` anything, and the time from spawn to the first reply of the first start
+//!   (`firstMs`), the median one (`medianMs`) and the slowest (`slowestMs`), null if none
+//!   answered.
+//! - `findings` (array): root causes, replies that arrived but could not be matched to their
+//!   requests, each once: `kind` (`id-form`: an id equal by value only, `1.0` for `1`, matched
+//!   leniently so the run goes on; `spread-over-lines`: one message over several lines;
+//!   `other-framing`: replies in the framing the harness does not speak; `no-id`: a reply
+//!   without the id its request had; `silent-start`: a process that answered nothing within
+//!   `--start-timeout` though an earlier one answered), `owner` (the check whose rule it breaks,
+//!   which FAILs with the frames), `seenIn` (the check that met it first), `actual` (what was
+//!   seen) and `count` (how often).
+//! - `checks` (array): one object per check, in report order (the order `--list` shows).
 //!
 //! A check:
 //! - `id` (string): the stable check id, `area.name`.
@@ -89,7 +111,9 @@
 //! - `description` (string): one line, what the server must do.
 //! - `spec` (string): the spec page and section (or JSON-RPC 2.0 section) it comes from.
 //! - `status` (string): `"PASS"`, `"FAIL"`, `"WARN"` (a SHOULD not met under the generic
-//!   profile), `"INFO"` (an observation; never fails) or `"SKIP"` (does not apply).
+//!   profile), `"INFO"` (an observation; never fails), `"SKIP"` (does not apply) or
+//!   `"BLOCKED"` (could not be judged: a reply it waited for could not be read, for a reason
+//!   another check owns and fails; never a failure of its own).
 //! - `expectedFailure` (bool): the check is listed in `--expected-failures`; a `"FAIL"` with
 //!   this set does not fail the run.
 //! - `durationMs` (number): time the check took.
@@ -97,10 +121,16 @@
 //!   found a failure (status `"FAIL"` or `"WARN"`, or `"INFO"` for an INFO-level check).
 //! - `actual` (string or null): what came back instead; set exactly when `expected` is.
 //! - `detail` (string or null): for a check that found no failure, what was observed (a
-//!   `"PASS"` or `"INFO"`, possibly empty) or why it was skipped (`"SKIP"`); null when
-//!   `expected` is set.
-//! - `transcript` (array): every frame exchanged by the check's server processes, in order:
-//!   `ms` (number, since that process was spawned), `direction` (`"send"`: written to the
+//!   `"PASS"` or `"INFO"`, possibly empty), why it was skipped (`"SKIP"`) or why it could not
+//!   be judged (`"BLOCKED"`); null when `expected` is set.
+//! - `blockedBy` (string or null): for a `"BLOCKED"` check, the id of the check that owns the
+//!   reason.
+//! - `brokeSession` (string or null): the check ran in a shared session, and the session broke
+//!   during it (the server exited, or stopped answering); the checks after it got a new one.
+//! - `transcript` (array): every frame exchanged by the check's server processes, in order,
+//!   each process's part headed by an `"event"` entry that names it (`<own process, pid 12>`,
+//!   `<shared legacy session, pid 9>`): `ms` (number, since the check started), `direction`
+//!   (`"send"`: written to the
 //!   server's stdin; `"receive"`: a frame or invalid bytes read from its stdout; `"event"`:
 //!   something the harness did or saw, such as stdin closed, a signal or the exit) and `text`
 //!   (the frame body; very long frames are cut and say how long they were). A process that

@@ -3,8 +3,8 @@
 //!
 //! One file per target and check, `DIR/<target>/<check id>.jsonl`. Each line is one object:
 //! first the transcript entries in order, `{"ms": 1.234, "direction": "send", "text": "…"}`
-//! (`direction` is `send`, `receive` or `event`; `ms` counts from the spawn of the check's server
-//! process), then the server's stderr lines, `{"direction": "stderr", "text": "…"}`.
+//! (`direction` is `send`, `receive` or `event`; `ms` counts from the start of the check;
+//! each process's part is headed by an `event` line naming it), then the server's stderr lines, `{"direction": "stderr", "text": "…"}`.
 //!
 //! Target names and check ids come from config and scenario files, so they are reduced to
 //! `[A-Za-z0-9._-]` (no path separators, no leading dot) before they become file names, and
