@@ -948,3 +948,34 @@ fn a_host_config_tests_every_stdio_server_and_skips_http_ones() {
         describe(&report)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Progress off a terminal
+// ---------------------------------------------------------------------------------------------
+
+/// With stderr not a terminal (a CI log), one line per finished check, `[n/total] id STATUS
+/// secs`, every check once; `--quiet` silences it.
+#[test]
+fn progress_is_one_line_per_check_off_a_terminal() {
+    echo_server();
+    let loud = run(&["--format", "json"]);
+    assert_exit(&loud, 0);
+    let report = loud.json();
+    let total = checks(&report, 0).len();
+    let lines: Vec<&str> = loud.stderr.lines().collect();
+    assert_eq!(lines.len(), total, "{}", loud.stderr);
+    let mut seen = BTreeSet::new();
+    for (n, line) in lines.iter().enumerate() {
+        let (counter, rest) = line.split_once(' ').unwrap();
+        assert_eq!(counter, format!("[{}/{total}]", n + 1), "{line}");
+        let parts: Vec<&str> = rest.split(' ').collect();
+        assert_eq!(parts.len(), 3, "{line}");
+        let status = find(&report, parts[0])["status"].as_str().unwrap();
+        assert_eq!(parts[1], status, "{line}");
+        assert!(parts[2].ends_with('s') && parts[2][..parts[2].len() - 1].parse::<f64>().is_ok());
+        assert!(seen.insert(parts[0].to_owned()), "{line} twice");
+    }
+    let quiet = run(&["--format", "json", "--quiet"]);
+    assert_exit(&quiet, 0);
+    assert_eq!(quiet.stderr, "");
+}

@@ -800,6 +800,94 @@ Overall: PASS (1 target: 1 passed, 0 failed)
     }
 
     #[test]
+    fn root_causes_come_first_and_blocked_checks_name_their_owner() {
+        use crate::mismatch::{Finding, Kind};
+        let mut report = sample();
+        report.stale_expected_failures.clear();
+        report.results = vec![
+            result(
+                "framing.no-embedded-newlines",
+                Level::Must,
+                Status::Fail,
+                Outcome::fail("each message on one line", "spread over 5 lines"),
+            ),
+            {
+                let mut r = result(
+                    "lifecycle.ping",
+                    Level::Must,
+                    Status::Blocked,
+                    Outcome::Blocked("the reply came spread over 5 lines".to_owned()),
+                );
+                r.blocked_by = Some("framing.no-embedded-newlines".to_owned());
+                r
+            },
+        ];
+        report.findings = vec![Finding {
+            kind: Kind::SpreadOverLines,
+            seen_in: "era.detect".to_owned(),
+            actual: "one JSON message spread over 5 lines".to_owned(),
+            frames: Vec::new(),
+            count: 3,
+        }];
+        report.starts = crate::check::Starts {
+            count: 3,
+            answered: vec![
+                Duration::from_millis(900),
+                Duration::from_millis(1200),
+                Duration::from_millis(1000),
+            ],
+        };
+        let text = render(&[report], &plain());
+        let expected = "\
+== demo: demo-server --stdio  [framing ndjson, profile generic, era legacy, server demo 1.2.3]
+   3 server starts: the first answered in 0.90s, median 1.00s, slowest 1.20s
+
+root cause
+  FAIL  framing.no-embedded-newlines  each message on one line (no embedded newlines): one JSON
+        message spread over 5 lines (1 check blocked by it)
+
+lifecycle
+  BLOCKED  lifecycle.ping  (MUST)  Description of lifecycle.ping
+        by:       framing.no-embedded-newlines
+        why:      the reply came spread over 5 lines
+
+framing
+  FAIL  framing.no-embedded-newlines  (MUST)  Description of framing.no-embedded-newlines
+        expected: each message on one line
+        actual:   spread over 5 lines
+        spec:     Spec of framing.no-embedded-newlines
+
+Summary
+  FAIL   demo (1.50s): 0 passed, 1 failed, 0 warnings, 0 info, 0 skipped, 1 blocked
+Overall: FAIL (1 target: 0 passed, 1 failed)
+";
+        assert_eq!(text, expected, "got:\n{text}");
+    }
+
+    #[test]
+    fn a_start_error_keeps_its_last_stderr_lines_whole() {
+        let mut report = start_error();
+        let mut error = "the server exited before answering initialize (it exited with status 1); \
+                         its last stderr lines:"
+            .to_owned();
+        for i in 0..20 {
+            error.push_str(&format!("\n  line {i}"));
+        }
+        error.push_str("\n  ModuleNotFoundError: No module named 'mcp'");
+        report.start_error = Some(error);
+        let text = render(&[report], &plain());
+        assert!(
+            text.contains("           ModuleNotFoundError: No module named 'mcp'\n"),
+            "{text}"
+        );
+        assert!(text.contains("           … 5 earlier lines\n"), "{text}");
+        assert!(
+            !text.contains("line 4\n") && text.contains("line 5\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn wrap_keeps_text() {
         assert_eq!(wrap("", 40, 40), vec![String::new()]);
         let text = "alpha beta  gamma delta epsilon zeta eta theta iota kappa lambda";
