@@ -70,6 +70,7 @@ impl Check {
                 session: Session::Own,
                 ends_session: false,
                 runs_first: false,
+                shares: String::new(),
             },
             body: Body::Code(f),
         }
@@ -90,6 +91,7 @@ impl Check {
                 session: Session::Own,
                 ends_session: false,
                 runs_first: false,
+                shares: String::new(),
             },
             body: Body::Scenario(Arc::new(s)),
         }
@@ -121,6 +123,12 @@ impl Check {
     /// Before the others in its shared session.
     pub(crate) fn runs_first(mut self) -> Check {
         self.info.runs_first = true;
+        self
+    }
+
+    /// With a process of its own: the observation it shares with other checks.
+    pub(crate) fn shares(mut self, observation: &str) -> Check {
+        observation.clone_into(&mut self.info.shares);
         self
     }
 

@@ -116,10 +116,15 @@ pub struct CheckInfo {
     /// `initialize`, SIGTERM), so it runs last.
     #[serde(default)]
     pub ends_session: bool,
-    /// In a shared session: it runs before the others (what the handshake left; what every
-    /// later check relies on, such as several requests in one write being answered).
+    /// It runs before the others: in a shared session, what later checks rely on (what the
+    /// handshake left, several requests in one write answered); of the checks with processes
+    /// of their own, the ones whose server may go silent, so their waits overlap the rest.
     #[serde(default)]
     pub runs_first: bool,
+    /// With a process of its own: the observation it judges, made once (one process) for the
+    /// checks that share it, which run together.
+    #[serde(default)]
+    pub shares: String,
 }
 
 impl CheckInfo {

@@ -26,8 +26,10 @@ use crate::target::Target;
 /// a few hundred messages at most; the totals are still counted.
 pub const KEPT: usize = 1000;
 
-/// Transcript entries a finding keeps: the last ones of the process, up to the mismatch.
+/// Transcript entries a finding keeps: the last ones of the process, up to the mismatch (more
+/// for a message spread over lines: all its lines, up to [`FINDING_FRAMES_MAX`]).
 const FINDING_FRAMES: usize = 12;
+const FINDING_FRAMES_MAX: usize = 64;
 
 /// One thing read from stdout.
 #[derive(Debug, Clone, PartialEq)]
@@ -417,7 +419,8 @@ impl Probe {
 
     fn spread_value(&mut self, value: Value, lines: usize) -> Got {
         self.received_total += 1;
-        self.find(
+        self.find_with(
+            (lines + FINDING_FRAMES).min(FINDING_FRAMES_MAX),
             Kind::SpreadOverLines,
             format!(
                 "one JSON message spread over {lines} lines: {}",
@@ -435,8 +438,14 @@ impl Probe {
 
     /// Records a finding with the frames that show it.
     fn find(&self, kind: Kind, actual: String) {
+        self.find_with(FINDING_FRAMES, kind, actual);
+    }
+
+    /// Records a finding with the last `frames` transcript entries of the process.
+    fn find_with(&self, frames: usize, kind: Kind, actual: String) {
+        let keep_last = frames;
         let mut frames = self.conn.transcript_since(self.mark);
-        let keep = frames.len().saturating_sub(FINDING_FRAMES);
+        let keep = frames.len().saturating_sub(keep_last);
         frames.drain(..keep);
         self.findings.record(Finding {
             kind,
@@ -539,59 +548,8 @@ impl Probe {
         loop {
             match self.next_until(started + limit).await {
                 Got::Json(v) if is_response(&v) => {
-                    let got = v.get("id");
-                    if got == Some(id) {
-                        self.disambiguation = None;
-                        return Ok(v);
-                    }
-                    if got.is_some_and(|g| mismatch::loosely_equal(g, id)) {
-                        self.disambiguation = None;
-                        self.id_form(id, &v);
-                        return Ok(v);
-                    }
-                    if self.barrier_id.is_some() && got == self.barrier_id.as_ref() {
-                        return self.after_barrier(id).await;
-                    }
-                    let no_id = mismatch::reply_without_id(&v);
-                    let checking = self.disambiguation.is_some();
-                    if checking && got.is_some_and(|g| self.disambiguation.as_ref() == Some(g)) {
-                        // The ping sent after an ambiguous reply came back first: that reply
-                        // was ours, without its id.
-                        self.disambiguation = None;
-                        let why = format!(
-                            "waiting for the reply to id {id}, a reply without an id came (a \
-                             ping sent after it was answered before any other): {}",
-                            self.stash.last().map(short).unwrap_or_default()
-                        );
-                        self.find(Kind::NoId, why.clone());
-                        self.block(Kind::NoId, why.clone());
-                        return Err(why);
-                    }
-                    if no_id && self.notifications > 0 && !checking {
-                        // It may answer a notification sent before (wrongly) or be ours
-                        // without its id: a ping sent now tells which comes next.
-                        self.notifications -= 1;
-                        let ping = json!(self.id());
-                        let mut msg = json!({"jsonrpc": "2.0", "id": ping, "method": "ping"});
-                        if let Some(meta) = &self.meta {
-                            msg["method"] = json!(modern::DISCOVER);
-                            msg["params"] = json!({"_meta": meta});
-                        }
-                        self.ignored.push(ping.clone());
-                        self.disambiguation = Some(ping);
-                        self.send(&msg).await?;
-                    } else if no_id {
-                        let why = format!(
-                            "waiting for the reply to id {id}, a reply without an id came: {}",
-                            short(&v)
-                        );
-                        self.find(Kind::NoId, why.clone());
-                        self.block(Kind::NoId, why.clone());
-                        return Err(why);
-                    }
-                    let ignored = got.is_some_and(|g| self.ignored.contains(g));
-                    if self.stash.len() < KEPT && !ignored {
-                        self.stash.push(v);
+                    if let Some(done) = self.on_response(id, v).await {
+                        return done;
                     }
                 }
                 Got::Spread(v, lines) => {
@@ -650,6 +608,66 @@ impl Probe {
                 }
             }
         }
+    }
+
+    /// A response that came while waiting for `id`: ends the wait (`Some`) if it is the one,
+    /// equal by value (recorded), the barrier's, or a reply without an id that must be ours;
+    /// else it is kept for later.
+    async fn on_response(&mut self, id: &Value, v: Value) -> Option<Result<Value, String>> {
+        let got = v.get("id");
+        if got == Some(id) || got.is_some_and(|g| mismatch::loosely_equal(g, id)) {
+            if got != Some(id) {
+                self.id_form(id, &v);
+            }
+            self.disambiguation = None;
+            return Some(Ok(v));
+        }
+        if self.barrier_id.is_some() && got == self.barrier_id.as_ref() {
+            return Some(self.after_barrier(id).await);
+        }
+        let checking = self.disambiguation.is_some();
+        if checking && got == self.disambiguation.as_ref() {
+            // The ping sent after an ambiguous reply came back first: that reply was ours,
+            // without its id.
+            self.disambiguation = None;
+            let seen = self.stash.last().map(short).unwrap_or_default();
+            return Some(Err(self.no_id(
+                id,
+                &format!("{seen} (a ping sent after it was answered before any other)"),
+            )));
+        }
+        if mismatch::reply_without_id(&v) {
+            if self.notifications == 0 || checking {
+                return Some(Err(self.no_id(id, &short(&v))));
+            }
+            // It may answer a notification sent before (wrongly), or be ours without its id: a
+            // ping sent now tells which, by which reply comes next.
+            self.notifications -= 1;
+            let ping = json!(self.id());
+            let mut msg = json!({"jsonrpc": "2.0", "id": ping, "method": "ping"});
+            if let Some(meta) = &self.meta {
+                msg["method"] = json!(modern::DISCOVER);
+                msg["params"] = json!({"_meta": meta});
+            }
+            self.ignored.push(ping.clone());
+            self.disambiguation = Some(ping);
+            if let Err(e) = self.send(&msg).await {
+                return Some(Err(e));
+            }
+        }
+        let ignored = got.is_some_and(|g| self.ignored.contains(g));
+        if self.stash.len() < KEPT && !ignored {
+            self.stash.push(v);
+        }
+        None
+    }
+
+    /// A reply without an id where ours was due: a finding, and the wait is blocked by it.
+    fn no_id(&mut self, id: &Value, seen: &str) -> String {
+        let why = format!("waiting for the reply to id {id}, a reply without an id came: {seen}");
+        self.find(Kind::NoId, why.clone());
+        self.block(Kind::NoId, why.clone());
+        why
     }
 
     /// The barrier was answered before `id`: take what is already buffered, then conclude.

@@ -30,8 +30,10 @@ Where a check runs:
   run one after another in the order below (the ones marked *first* before, *last* after the
   rest). Between two checks a ping (`server/discover`) must be answered; a session that breaks
   is replaced and the check it broke in is named.
-- **own process**: a fresh process (a few checks judge one observation made once, such as the
-  four `initialize` probes of version negotiation).
+- **own process**: a fresh process. Checks that judge one observation (the `initialize` of each
+  version, input a client must not send, a short session, requests without `_meta`) share it:
+  it is made once, in processes of its own, and they run together; the ones marked *first*
+  start before the rest, since their server may go silent and make them wait.
 ";
 
 fn session(info: &mcp_conformance::check::CheckInfo) -> String {
@@ -47,6 +49,9 @@ fn session(info: &mcp_conformance::check::CheckInfo) -> String {
     }
     if info.ends_session {
         text.push_str(", last");
+    }
+    if !info.shares.is_empty() {
+        text.push_str(&format!(" (shared observation: {})", info.shares));
     }
     text
 }

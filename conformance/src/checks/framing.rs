@@ -1,6 +1,7 @@
 //! stdio framing and process behaviour (`basic/transports.mdx`, stdio; `lifecycle.mdx`,
 //! Shutdown), plus the echo profile's round trips.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,7 +29,9 @@ pub fn checks() -> Vec<Check> {
             "basic/transports.mdx, stdio",
             |ctx| stdout_only_frames(ctx).boxed(),
         )
-        .quote("The server MUST NOT write anything to its stdout that is not a valid MCP message."),
+        .quote("The server MUST NOT write anything to its stdout that is not a valid MCP message.")
+        .shares(SHORT_SESSION)
+        .runs_first(),
         Check::code(
             "framing.replies-in-kind",
             Level::Must,
@@ -108,17 +111,21 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("For the stdio transport, the client SHOULD initiate shutdown by: 1. First, closing the input stream to the child process (the server)")
         .because("closing stdin ends the connection: nothing says requests still pending must be answered")
-        .echo_level(Level::Must),
+        .echo_level(Level::Must)
+        .shares(SHORT_SESSION)
+        .runs_first(),
         Check::code(
             "framing.eof-exit",
             Level::Should,
-            "the server exits within 2 s of stdin closing (for a server that speaks only legacy revisions, which say nothing of it, an observation)",
+            "the server exits within 2 s of stdin closing and its last reply (for a server that speaks only legacy revisions, which say nothing of it, an observation)",
             "2026-07-28 basic/transports/stdio.mdx, Shutdown",
             |ctx| eof_exit(ctx).boxed(),
         )
         .quote("Servers SHOULD exit promptly when their standard input is closed or reads return end-of-file.")
         .because("2026-07-28 only: for a server that speaks only legacy revisions, an observation")
-        .echo_level(Level::Must),
+        .echo_level(Level::Must)
+        .shares(SHORT_SESSION)
+        .runs_first(),
         Check::code(
             "framing.sigterm-exit",
             Level::Info,
@@ -139,7 +146,9 @@ pub fn checks() -> Vec<Check> {
             |ctx| stderr_volume(ctx).boxed(),
         )
         .quote("The server MAY write UTF-8 strings to its standard error (stderr) for any logging purposes including informational, debug, and error messages.")
-        .because("reported, not judged"),
+        .because("reported, not judged")
+        .shares(SHORT_SESSION)
+        .runs_first(),
         Check::code(
             "echo.round-trips",
             Level::Must,
@@ -161,39 +170,64 @@ async fn in_kind(ctx: &Ctx) -> Outcome {
     Outcome::pass("every reply of the run was read as sent")
 }
 
+/// The name of the short session's observation.
+const SHORT_SESSION: &str = "a short session";
+
 /// A short session in a process of its own, observed once: from its start, a handshake, a few
-/// requests, then stdin closed and stdout read to its end.
+/// requests, then 100 pings written at once and stdin closed, and stdout read to its end.
 #[derive(Debug)]
 struct ShortSession {
     /// What was on stdout that is not a JSON-RPC message, and how many in all.
     not_messages: Vec<String>,
     not_messages_total: usize,
     frames: usize,
-    /// How the process ended after stdin closed, and how long that took.
+    /// The ids of the requests written just before stdin closed that were answered.
+    answered: BTreeSet<i64>,
+    /// How the process ended after stdin closed and its last reply, and how long after.
     exit: Option<(Duration, String)>,
     /// (bytes, lines) written to stderr.
     stderr: (u64, u64),
 }
 
 async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, String>> {
-    ctx.observe("a short session", |ctx| async move {
+    ctx.observe(SHORT_SESSION, |ctx| async move {
         // The process version negotiation asked 1999-01-01 in, if the server answered it: what
         // it wrote since it started counts (a banner comes before the initialize reply).
         let (mut p, _) = ctx.after_initialize("1999-01-01").await?;
         p.notify("notifications/initialized", None).await?;
         p.exercise().await;
         let _ = p.until_barrier().await;
-        // The replies are other checks' to judge; these judge stdout, stderr and the exit.
+        // The replies are other checks' to judge; these judge stdout, stderr and the end.
         ctx.trace.clear_blocked();
+        // Requests written at once, then stdin closed: enough that a server which drops what
+        // is pending at EOF cannot finish them by luck.
+        let mut burst = Vec::new();
+        for i in EOF_FIRST..EOF_FIRST + EOF_BURST {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
+            burst.extend(p.frame(body.as_bytes()));
+        }
+        p.send_raw(&burst).await?;
         p.close_stdin();
-        let closed = Instant::now();
-        // Whatever comes until stdout closes counts too.
-        let deadline = tokio::time::Instant::now() + EXIT_WITHIN;
-        while !matches!(p.next_until(deadline).await, Got::Eof | Got::Timeout) {}
+        let mut answered = BTreeSet::new();
+        let mut settled = Instant::now();
+        // Its replies, and whatever else comes until stdout closes.
+        let deadline = tokio::time::Instant::now() + p.wait;
+        loop {
+            match p.next_until(deadline).await {
+                Got::Json(v) if is_response(&v) => {
+                    if let Some(id) = v.get("id").and_then(Value::as_i64) {
+                        answered.insert(id);
+                        settled = Instant::now();
+                    }
+                }
+                Got::Eof | Got::Timeout => break,
+                _ => {}
+            }
+        }
         let exit = p
-            .wait_exit(EXIT_WITHIN.saturating_sub(closed.elapsed()))
+            .wait_exit(EXIT_WITHIN.saturating_sub(settled.elapsed()))
             .await
-            .map(|status| (closed.elapsed(), status.to_string()));
+            .map(|status| (settled.elapsed(), describe_exit(status)));
         let _ = p.conn().stderr(Duration::from_millis(300)).await;
         let mut not_messages: Vec<String> = p.garbage.clone();
         let odd = p.received.iter().filter(|v| {
@@ -207,6 +241,7 @@ async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, String>> {
             not_messages,
             not_messages_total: total,
             frames: p.received_total,
+            answered,
             exit,
             stderr: p.conn().stderr_volume(),
         })
@@ -239,9 +274,11 @@ async fn eof_exit(ctx: &Ctx) -> Outcome {
         "a session"
     );
     let outcome = match &s.exit {
-        Some((after, status)) => Outcome::pass(format!("exited in {after:?} ({status})")),
+        Some((after, how)) => Outcome::pass(format!(
+            "{how} {after:.1?} after stdin closed and its last reply"
+        )),
         None => Outcome::fail(
-            format!("exit within {EXIT_WITHIN:?} of EOF"),
+            format!("exit within {EXIT_WITHIN:?} of EOF (and of its last reply)"),
             format!("still running after {EXIT_WITHIN:?}"),
         ),
     };
@@ -263,7 +300,7 @@ async fn stderr_volume(ctx: &Ctx) -> Outcome {
     let (bytes, lines) = s.stderr;
     Outcome::Observed(format!(
         "{bytes} bytes in {lines} lines for a handshake, ping, tools/list, an unknown method, \
-         an unknown tool and stdin closed"
+         an unknown tool, {EOF_BURST} pings and stdin closed"
     ))
 }
 
@@ -351,57 +388,25 @@ const EOF_BURST: i64 = 100;
 const EOF_FIRST: i64 = 500;
 
 async fn eof_no_data_loss(ctx: &Ctx) -> Outcome {
-    let observed = ctx
-        .observe("requests pending at EOF", |ctx| async move {
-            let mut p = ctx.ready().await?;
-            let mut bytes = Vec::new();
-            // Enough that a server which drops what is pending at EOF cannot finish them by
-            // luck.
-            for i in EOF_FIRST..EOF_FIRST + EOF_BURST {
-                bytes.extend(
-                    p.frame(format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#).as_bytes()),
-                );
-            }
-            p.send_raw(&bytes).await?;
-            p.close_stdin();
-            let mut answered = std::collections::BTreeSet::new();
-            let deadline = tokio::time::Instant::now() + p.wait;
-            loop {
-                match p.next_until(deadline).await {
-                    Got::Json(v) if is_response(&v) => {
-                        if let Some(id) = v.get("id").and_then(Value::as_i64) {
-                            answered.insert(id);
-                        }
-                        if answered.len() == EOF_BURST as usize {
-                            break;
-                        }
-                    }
-                    Got::Eof | Got::Timeout | Got::OtherFraming(_) => break,
-                    _ => {}
-                }
-            }
-            let status = p
-                .wait_exit(Duration::from_millis(300))
-                .await
-                .map(|s| format!(" (the server {})", describe_exit(s)));
-            Ok::<_, String>((answered, status.unwrap_or_default()))
-        })
-        .await;
-    let (answered, status) = step!(
+    let observed = short_session(ctx).await;
+    let s = step!(
         observed.as_ref().as_ref().map_err(Clone::clone),
         "a session"
     );
     let lost: Vec<i64> = (EOF_FIRST..EOF_FIRST + EOF_BURST)
-        .filter(|i| !answered.contains(i))
+        .filter(|i| !s.answered.contains(i))
         .collect();
     if lost.is_empty() {
-        Outcome::pass(format!("{EOF_BURST} of {EOF_BURST} answered"))
-    } else {
-        Outcome::fail(
-            format!("all {EOF_BURST} requests written before EOF answered"),
-            format!("{} answered; lost ids {lost:?}{status}", answered.len()),
-        )
+        return Outcome::pass(format!("{EOF_BURST} of {EOF_BURST} answered"));
     }
+    let ended = match &s.exit {
+        Some((_, how)) => format!(" (the server {how})"),
+        None => String::new(),
+    };
+    Outcome::fail(
+        format!("all {EOF_BURST} requests written before EOF answered"),
+        format!("{} answered; lost ids {lost:?}{ended}", s.answered.len()),
+    )
 }
 
 async fn sigterm_exit(ctx: &Ctx) -> Outcome {

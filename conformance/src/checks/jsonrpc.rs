@@ -35,26 +35,18 @@ pub fn checks() -> Vec<Check> {
         .quote("Error responses MUST include the same ID as the request they correspond to (except in error cases where the ID could not be read due a malformed request). / When a rpc call encounters an error, the Response Object MUST contain the error member (JSON-RPC 2.0 §5.1)")
         .because("the code (-32601 in JSON-RPC's table) is reported: no sentence requires it")
         .session(Session::Legacy),
-        Check::code(
+        malformed(
             "jsonrpc.parse-error-keeps-serving",
-            Level::Info,
             "after a line that is not JSON the server keeps serving",
             "basic/transports.mdx, stdio",
             |ctx| parse_error_keeps_serving(ctx).boxed(),
-        )
-        .quote(CLIENT_MUST_NOT)
-        .because(SERVER_UNBOUND)
-        .echo_level(Level::Must),
-        Check::code(
+        ),
+        malformed(
             "jsonrpc.parse-error-reply",
-            Level::Info,
             "what a line that is not JSON gets (JSON-RPC's -32700 with a null id, or nothing)",
             "basic/transports.mdx, stdio; JSON-RPC 2.0 §5.1",
             |ctx| parse_error_reply(ctx).boxed(),
-        )
-        .quote(CLIENT_MUST_NOT)
-        .because(SERVER_UNBOUND)
-        .echo_level(Level::Must),
+        ),
         invalid(
             "jsonrpc.invalid-request.no-jsonrpc",
             "what a request without \"jsonrpc\" gets (-32600 with its id or null)",
@@ -79,16 +71,12 @@ pub fn checks() -> Vec<Check> {
             "JSON-RPC 2.0 §4 (\"method … A String\"), §5.1",
             NUMERIC_METHOD,
         ),
-        Check::code(
+        malformed(
             "jsonrpc.invalid-request-keeps-serving",
-            Level::Info,
             "after requests of the wrong shape (and [] and 42) the server keeps serving",
             "basic/transports.mdx, stdio",
             |ctx| invalid_keeps_serving(ctx).boxed(),
-        )
-        .quote(CLIENT_MUST_NOT)
-        .because(SERVER_UNBOUND)
-        .echo_level(Level::Must),
+        ),
         Check::code(
             "jsonrpc.ids-echoed",
             Level::Must,
@@ -182,10 +170,19 @@ fn invalid(id: &str, description: &str, spec: &str, body: &'static str) -> Check
         NULL_ID => |ctx| judge_invalid(ctx, NULL_ID, None).boxed(),
         _ => |ctx| judge_invalid(ctx, NUMERIC_METHOD, Some(json!(44))).boxed(),
     };
+    malformed(id, description, spec, f)
+}
+
+/// A check of what the server does with input a client must not send: INFO (nothing binds the
+/// server), a MUST of our own in the echo profile, and one observation for all of them, started
+/// first (a server may go silent after such input).
+fn malformed(id: &str, description: &str, spec: &str, f: crate::catalog::CheckFn) -> Check {
     Check::code(id, Level::Info, description, spec, f)
         .quote(CLIENT_MUST_NOT)
         .because(SERVER_UNBOUND)
         .echo_level(Level::Must)
+        .shares(MALFORMED)
+        .runs_first()
 }
 
 fn error_code(reply: &Value) -> Option<i64> {
@@ -210,58 +207,22 @@ async fn unknown_method(ctx: &Ctx) -> Outcome {
     }
 }
 
-/// What a fresh, ready session does with `frame`: the replies before a ping sent after it,
-/// and whether that ping was answered (`Err`: why not).
-type AfterGarbage = (Quiet, Result<(), String>);
+/// A line that is not JSON (`{"jsonrpc": "2.0", "id": 7, "method": ` cut short), sent first.
+const NOT_JSON: &str = r#"{"jsonrpc": "2.0", "id": 7, "method": "#;
 
-/// Sends `{"jsonrpc": "2.0", "id": 7, "method": ` (cut short: not JSON), then a barrier;
-/// observed once for the checks that judge it.
-async fn after_parse_error(ctx: &Ctx) -> std::sync::Arc<Result<AfterGarbage, String>> {
-    ctx.observe("after a parse error", |ctx| async move {
-        let mut p = ctx.ready().await?;
-        let frame = p.frame(b"{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": ");
-        p.send_raw(&frame).await?;
-        Ok(match p.until_barrier().await {
-            Ok(quiet) => (quiet, Ok(())),
-            Err(e) => (Quiet::default(), Err(e)),
-        })
-    })
-    .await
-}
+/// The name of the observation the checks of input a client must not send share.
+pub(crate) const MALFORMED: &str = "input a client must not send";
 
-async fn parse_error_keeps_serving(ctx: &Ctx) -> Outcome {
-    match after_parse_error(ctx).await.as_ref() {
-        Ok((_, Ok(()))) => Outcome::pass("a ping after it was answered"),
-        Ok((_, Err(e))) => Outcome::fail("the server still answers a ping", e.clone()),
-        Err(e) => Outcome::fail("a complete handshake", e.clone()),
-    }
-}
-
-async fn parse_error_reply(ctx: &Ctx) -> Outcome {
-    let expected = "error -32700 with id null";
-    match after_parse_error(ctx).await.as_ref() {
-        Ok((quiet, _)) => match quiet.responses.first() {
-            Some(r) if error_code(r) == Some(-32700) && null_or_absent_id(r) => {
-                Outcome::pass(short(r))
-            }
-            Some(r) => Outcome::fail(expected, short(r)),
-            None => Outcome::fail(
-                expected,
-                "no reply (a ping sent after it was answered first)",
-            ),
-        },
-        Err(e) => Outcome::fail("a complete handshake", e.clone()),
-    }
-}
-
-/// For each invalid body, in one fresh session: the replies before a ping sent after it, or
-/// why it could not be judged (the server stopped answering after an earlier one).
-async fn after_invalid(ctx: &Ctx) -> std::sync::Arc<Result<Vec<Result<Quiet, String>>, String>> {
-    ctx.observe("after invalid requests", |ctx| async move {
+/// In one fresh, ready session, observed once for the checks that judge it: the line that is
+/// not JSON, then each invalid body, each followed by a ping. For each, the replies that came
+/// before the ping's, or why it could not be judged (the server stopped answering after an
+/// earlier one: it is not sent then).
+async fn after_malformed(ctx: &Ctx) -> std::sync::Arc<Result<Vec<Result<Quiet, String>>, String>> {
+    ctx.observe(MALFORMED, |ctx| async move {
         let mut p = ctx.ready().await?;
         let mut seen = Vec::new();
         let mut broken: Option<String> = None;
-        for body in INVALID {
+        for body in std::iter::once(NOT_JSON).chain(INVALID) {
             if let Some(why) = &broken {
                 seen.push(Err(format!("not sent: {why}")));
                 continue;
@@ -281,41 +242,84 @@ async fn after_invalid(ctx: &Ctx) -> std::sync::Arc<Result<Vec<Result<Quiet, Str
     .await
 }
 
+/// What came after `body` in [`after_malformed`]'s session.
+fn after<T>(
+    observed: &Result<Vec<Result<Quiet, String>>, String>,
+    body: &str,
+    judge: impl FnOnce(&Result<Quiet, String>) -> T,
+) -> Result<T, Outcome> {
+    let seen = observed
+        .as_ref()
+        .map_err(|e| Outcome::fail("a complete handshake", e.clone()))?;
+    let index = std::iter::once(NOT_JSON)
+        .chain(INVALID)
+        .position(|b| b == body)
+        .unwrap_or(0);
+    seen.get(index)
+        .map(judge)
+        .ok_or_else(|| Outcome::fail("a reply", "not sent"))
+}
+
+async fn parse_error_keeps_serving(ctx: &Ctx) -> Outcome {
+    let observed = after_malformed(ctx).await;
+    let judged = after(&observed, NOT_JSON, |quiet| match quiet {
+        Ok(_) => Outcome::pass("a ping after it was answered"),
+        Err(e) => Outcome::fail("the server still answers a ping", e.clone()),
+    });
+    judged.unwrap_or_else(|outcome| outcome)
+}
+
+async fn parse_error_reply(ctx: &Ctx) -> Outcome {
+    let expected = "error -32700 with id null";
+    let observed = after_malformed(ctx).await;
+    let judged = after(&observed, NOT_JSON, |quiet| match quiet {
+        Ok(quiet) => match quiet.responses.first() {
+            Some(r) if error_code(r) == Some(-32700) && null_or_absent_id(r) => {
+                Outcome::pass(short(r))
+            }
+            Some(r) => Outcome::fail(expected, short(r)),
+            None => Outcome::fail(
+                expected,
+                "no reply (a ping sent after it was answered first)",
+            ),
+        },
+        Err(e) => Outcome::fail(expected, e.clone()),
+    });
+    judged.unwrap_or_else(|outcome| outcome)
+}
+
 async fn judge_invalid(ctx: &Ctx, body: &str, id: Option<Value>) -> Outcome {
     let expected = match &id {
         Some(id) => format!("error -32600 with id {id} (or null)"),
         None => "error -32600 with id null".to_owned(),
     };
-    let observed = after_invalid(ctx).await;
-    let seen = match observed.as_ref() {
-        Ok(seen) => seen,
-        Err(e) => return Outcome::fail("a complete handshake", e.clone()),
-    };
-    let index = INVALID.iter().position(|b| *b == body).unwrap_or(0);
-    let quiet = match seen.get(index) {
-        Some(Ok(quiet)) => quiet,
-        Some(Err(e)) => return Outcome::fail(expected, e.clone()),
-        None => return Outcome::fail(expected, "not sent"),
-    };
-    let reply = quiet
-        .responses
-        .iter()
-        .find(|r| id.as_ref().is_some_and(|id| r.get("id") == Some(id)))
-        .or_else(|| quiet.responses.iter().find(|r| null_or_absent_id(r)));
-    match reply {
-        Some(r) if error_code(r) == Some(-32600) => Outcome::pass(short(r)),
-        Some(r) => Outcome::fail(expected, short(r)),
-        None => Outcome::fail(
-            expected,
-            "no reply (a ping sent after it was answered first)",
-        ),
-    }
+    let observed = after_malformed(ctx).await;
+    let judged = after(&observed, body, |quiet| {
+        let quiet = match quiet {
+            Ok(quiet) => quiet,
+            Err(e) => return Outcome::fail(expected.clone(), e.clone()),
+        };
+        let reply = quiet
+            .responses
+            .iter()
+            .find(|r| id.as_ref().is_some_and(|id| r.get("id") == Some(id)))
+            .or_else(|| quiet.responses.iter().find(|r| null_or_absent_id(r)));
+        match reply {
+            Some(r) if error_code(r) == Some(-32600) => Outcome::pass(short(r)),
+            Some(r) => Outcome::fail(expected.clone(), short(r)),
+            None => Outcome::fail(
+                expected.clone(),
+                "no reply (a ping sent after it was answered first)",
+            ),
+        }
+    });
+    judged.unwrap_or_else(|outcome| outcome)
 }
 
 async fn invalid_keeps_serving(ctx: &Ctx) -> Outcome {
-    let observed = after_invalid(ctx).await;
+    let observed = after_malformed(ctx).await;
     match observed.as_ref() {
-        Ok(seen) => match seen.iter().find_map(|s| s.as_ref().err()) {
+        Ok(seen) => match seen[1..].iter().find_map(|s| s.as_ref().err()) {
             None => Outcome::pass(format!(
                 "a ping after each of {} was answered",
                 INVALID.len()

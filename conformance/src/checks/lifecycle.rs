@@ -13,6 +13,8 @@ use crate::{LATEST, LEGACY_VERSIONS};
 
 /// A version no server supports.
 const UNKNOWN_VERSION: &str = "1999-01-01";
+/// The name of the observations of `initialize` offering each version.
+const VERSIONS: &str = "initialize offering each version";
 
 pub fn checks() -> Vec<Check> {
     vec![
@@ -33,7 +35,8 @@ pub fn checks() -> Vec<Check> {
             "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_negotiation(ctx).boxed(),
         )
-        .quote("If the server supports the requested protocol version, it MUST respond with the same version. Otherwise, the server MUST respond with another protocol version it supports."),
+        .quote("If the server supports the requested protocol version, it MUST respond with the same version. Otherwise, the server MUST respond with another protocol version it supports.")
+        .shares(VERSIONS),
         Check::code(
             "lifecycle.version-unknown",
             Level::Must,
@@ -41,7 +44,8 @@ pub fn checks() -> Vec<Check> {
             "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_unknown(ctx).boxed(),
         )
-        .quote("Otherwise, the server MUST respond with another protocol version it supports."),
+        .quote("Otherwise, the server MUST respond with another protocol version it supports.")
+        .shares(VERSIONS),
         Check::code(
             "lifecycle.version-unknown-latest",
             Level::Should,
@@ -49,7 +53,8 @@ pub fn checks() -> Vec<Check> {
             "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_unknown_latest(ctx).boxed(),
         )
-        .quote("This SHOULD be the latest version supported by the server."),
+        .quote("This SHOULD be the latest version supported by the server.")
+        .shares(VERSIONS),
         Check::code(
             "lifecycle.initialized-no-reply",
             Level::Must,

@@ -28,6 +28,8 @@ use crate::session::Ctx;
 const VERSION: &str = modern::VERSION;
 /// A version no server supports.
 const BOGUS_VERSION: &str = "1999-01-01";
+/// The name of the observation of requests without proper `_meta`.
+const WITHOUT_META: &str = "tools/list without _meta";
 
 pub fn era_checks() -> Vec<Check> {
     vec![Check::code(
@@ -99,7 +101,8 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("A dual-era server selects its behavior from how the client opens:")
         .because("a request with neither initialize nor modern _meta may be served as a legacy one; the MUST is modern.missing-meta-invalid-params'")
-        .echo_level(Level::Must),
+        .echo_level(Level::Must)
+        .shares(WITHOUT_META),
         Check::code(
             "modern.missing-meta-invalid-params",
             Level::Must,
@@ -108,7 +111,8 @@ pub fn checks() -> Vec<Check> {
             |ctx| missing_meta_invalid_params(ctx).boxed(),
         )
         .quote("A request missing any required field is malformed; the server MUST reject it with JSON-RPC error code -32602 (Invalid params).")
-        .because("for a dual-era server only a request whose _meta names the version: one without _meta may be a legacy one"),
+        .because("for a dual-era server only a request whose _meta names the version: one without _meta may be a legacy one")
+        .shares(WITHOUT_META),
         Check::code(
             "modern.no-server-requests",
             Level::Must,
@@ -314,6 +318,10 @@ async fn result_type(ctx: &Ctx) -> Outcome {
     let tools = tools_of(&pages);
     let call = step!(call_safe(&mut p, &tools).await, "a tools/call reply");
     let called = match &call {
+        Some((tool, reply)) if reply.get("error").is_some() => {
+            let name = tool["name"].as_str().unwrap_or("?");
+            format!("tools/call {name} not checked: it got {}", describe(reply))
+        }
         Some((tool, reply)) => {
             let name = tool["name"].as_str().unwrap_or("?");
             let result = match result_of(reply, &format!("tools/call {name}")) {
@@ -377,7 +385,7 @@ fn meta_without_capabilities() -> Value {
 /// barrier after `--timeout`.
 async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
     let observed = ctx
-        .observe("tools/list without _meta", |ctx| async move {
+        .observe(WITHOUT_META, |ctx| async move {
             let mut replies = Vec::new();
             for (params, what) in [
                 (None, "a reply to tools/list without _meta"),

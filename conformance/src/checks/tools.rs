@@ -281,6 +281,18 @@ async fn call_safe_tool(p: &mut Probe) -> Result<Option<(Value, Value)>, String>
     call_safe(p, &tools).await
 }
 
+/// A call answered with a JSON-RPC error has no result to judge: the arguments made from the
+/// schema may not suit the tool, and the spec does not say where a tool's own failure goes
+/// (server/tools.mdx, Error Handling, names no keyword).
+pub(crate) fn errored(name: &str, reply: &Value) -> Option<Outcome> {
+    let error = reply.get("error")?;
+    Some(Outcome::Skip(format!(
+        "tools/call {name} with arguments made from its schema got a JSON-RPC error ({}): no \
+         result to check",
+        crate::pattern::describe(&json!({"error": error}))
+    )))
+}
+
 pub(crate) const NO_SAFE_TOOL: &str =
     "no tool is annotated readOnlyHint: true; the harness does not call tools that may have effects";
 
@@ -290,6 +302,9 @@ async fn call_result_shape(ctx: &Ctx) -> Outcome {
         return Outcome::Skip(NO_SAFE_TOOL.to_owned());
     };
     let name = tool["name"].as_str().unwrap_or("?").to_owned();
+    if let Some(skip) = errored(&name, &reply) {
+        return skip;
+    }
     let Some(result) = reply.get("result") else {
         return Outcome::fail(format!("a result from {name}"), short(&reply));
     };
@@ -320,6 +335,9 @@ async fn structured_content(ctx: &Ctx) -> Outcome {
     let Some(schema) = tool.get("outputSchema") else {
         return Outcome::Skip("the tool it can call declares no outputSchema".to_owned());
     };
+    if let Some(skip) = errored(tool["name"].as_str().unwrap_or("?"), &reply) {
+        return skip;
+    }
     let Some(result) = reply.get("result") else {
         return Outcome::fail("a result", short(&reply));
     };

@@ -245,6 +245,7 @@ pub(crate) mod tests {
                 session: crate::check::Session::Own,
                 ends_session: false,
                 runs_first: false,
+                shares: String::new(),
             },
             status,
             outcome,
