@@ -250,34 +250,7 @@ pub async fn run_target(
     let mut results: Vec<(usize, CheckResult)> = Vec::new();
     let (mut legacy, mut modern_group, mut own) = (Vec::new(), Vec::new(), Vec::new());
     for (i, check) in selected.iter().copied().enumerate() {
-        // A start-up whose replies could not be read leaves the eras unknown: every check but
-        // the ones that judge it is blocked, none skipped.
-        let decided = if let Some((kind, why)) = &env.era.blocked {
-            if check.info.id == kind.owner() {
-                // Failed by what the start-up found (its frames are added below).
-                let findings = env.spawner.findings.all();
-                let seen = findings.iter().find(|f| f.kind == *kind);
-                let actual = seen.map_or_else(|| why.clone(), |f| f.actual.clone());
-                Some(decided(
-                    check,
-                    &config,
-                    Outcome::fail(kind.rule(), actual),
-                    None,
-                ))
-            } else if check.info.id == "era.detect" {
-                None
-            } else {
-                Some(decided(
-                    check,
-                    &config,
-                    Outcome::Blocked(why.clone()),
-                    Some(kind.owner()),
-                ))
-            }
-        } else {
-            not_applicable(check, &env.era)
-                .map(|reason| decided(check, &config, Outcome::Skip(reason), None))
-        };
+        let decided = decided_before_running(&env, &config, check);
         if let Some(result) = decided {
             env.progress.finished(&result);
             results.push((i, result));
@@ -355,6 +328,33 @@ pub async fn run_target(
     report.starts = env.spawner.starts.snapshot();
     report.duration = started.elapsed();
     report
+}
+
+/// The result of a check that is not run: it does not apply to the server's eras, or the
+/// start-up's replies could not be read (every check but the ones that judge the start-up is
+/// then blocked, none skipped: the eras are unknown).
+fn decided_before_running(env: &Env, config: &RunConfig, check: &Check) -> Option<CheckResult> {
+    let Some((kind, why)) = &env.era.blocked else {
+        return not_applicable(check, &env.era)
+            .map(|reason| decided(check, config, Outcome::Skip(reason), None));
+    };
+    if check.info.id == "era.detect" {
+        return None;
+    }
+    if check.info.id == kind.owner() {
+        // Failed by what the start-up found (the finding's frames are added at the end).
+        let findings = env.spawner.findings.all();
+        let seen = findings.iter().find(|f| f.kind == *kind);
+        let actual = seen.map_or_else(|| why.clone(), |f| f.actual.clone());
+        return Some(decided(
+            check,
+            config,
+            Outcome::fail(kind.rule(), actual),
+            None,
+        ));
+    }
+    let blocked = Outcome::Blocked(why.clone());
+    Some(decided(check, config, blocked, Some(kind.owner())))
 }
 
 /// Checks with processes of their own, one after another (they share an observation).

@@ -282,11 +282,13 @@ async fn eof_exit(ctx: &Ctx) -> Outcome {
             format!("still running after {EXIT_WITHIN:?}"),
         ),
     };
+    // The legacy revisions ask nothing of a server here: for one that speaks only those, what
+    // it did is an observation, whichever way it went.
     let legacy_only = ctx.era.as_ref().is_some_and(|e| !e.modern);
     match outcome {
-        Outcome::Fail { actual, .. } if legacy_only => Outcome::Observed(format!(
-            "{actual} (the legacy revisions it speaks ask nothing of it here)"
-        )),
+        Outcome::Fail { actual, .. } | Outcome::Pass(actual) if legacy_only => Outcome::Observed(
+            format!("{actual} (the legacy revisions it speaks ask nothing of it here)"),
+        ),
         outcome => outcome,
     }
 }
