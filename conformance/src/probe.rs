@@ -825,6 +825,24 @@ impl Probe {
         Ok(quiet)
     }
 
+    /// After [`Probe::until_barrier`], for a check that expects replies: a server may answer
+    /// requests in any order (JSON-RPC asks for none), so what did not come before the
+    /// barrier's reply may still come. Reads responses into `quiet` until `done` says they are
+    /// all there, or for `wait` at most.
+    pub async fn late_replies(&mut self, quiet: &mut Quiet, done: impl Fn(&[Value]) -> bool) {
+        let deadline = tokio::time::Instant::now() + self.wait;
+        while !done(&quiet.responses) {
+            match self.next_until(deadline).await {
+                Got::Json(v) if (is_response(&v) || v.is_array()) && !self.is_ignored(&v) => {
+                    quiet.responses.push(v)
+                }
+                Got::Garbage(g) => quiet.garbage.push(g),
+                Got::Json(_) | Got::Spread(..) => {}
+                Got::OtherFraming(_) | Got::Eof | Got::Timeout => return,
+            }
+        }
+    }
+
     /// A reply to a request the harness sent for itself.
     fn is_ignored(&self, reply: &Value) -> bool {
         reply.get("id").is_some_and(|id| self.ignored.contains(id))

@@ -252,6 +252,21 @@ fn a_server_that_answers_only_its_first_process_blocks_the_checks_that_need_anot
     assert_eq!(report["targets"][0]["starts"]["answered"], 2);
 }
 
+/// JSON-RPC asks for no order: a batch answered after the ping sent behind it still passes
+/// (the check waits for it; nothing is concluded from the ping's reply alone).
+#[test]
+fn a_batch_answered_after_a_later_request_passes() {
+    let (run, report) = check(
+        &["--only", "jsonrpc.batch-2025-03-26"],
+        &Fixture::correct().arg("--late-batch-replies").command(),
+    );
+    assert_exit(&run, 0);
+    assert_eq!(
+        find(&report, "jsonrpc.batch-2025-03-26")["detail"],
+        "one array with the two responses"
+    );
+}
+
 /// The same verdict for every check with one check at a time and with four.
 #[test]
 fn jobs_do_not_change_verdicts() {
