@@ -136,7 +136,9 @@ pub fn checks() -> Vec<Check> {
             |ctx| batch_2025_03_26(ctx).boxed(),
         )
         .quote("MCP implementations MAY support sending JSON-RPC batches, but MUST support receiving JSON-RPC batches.")
-        .because("one array of responses is JSON-RPC's lower-case should: separate replies pass"),
+        .because("one array of responses is JSON-RPC's lower-case should: separate replies pass")
+        // Most servers never answer a batch: its wait should overlap the rest of the run.
+        .runs_first(),
         Check::code(
             "jsonrpc.batch-after-2025-03-26",
             Level::Info,
