@@ -25,6 +25,7 @@ pub mod pattern;
 pub mod probe;
 pub mod progress;
 pub mod report;
+pub(crate) mod requests;
 pub mod runner;
 pub mod scenario;
 pub mod session;

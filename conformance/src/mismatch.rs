@@ -24,6 +24,9 @@ pub enum Kind {
     OtherFraming,
     /// A reply with no id to a request that had a readable one.
     NoId,
+    /// Replies under ids no request had, one for each request still waiting (among them the
+    /// one waited for): the server changed the ids.
+    UnknownId,
     /// A server process that answered nothing within the start budget, after the first start
     /// had answered: no check that needs a process of its own can be judged.
     SilentStart,
@@ -37,6 +40,7 @@ impl Kind {
             Kind::SpreadOverLines => "framing.no-embedded-newlines",
             Kind::OtherFraming => "framing.replies-in-kind",
             Kind::NoId => "jsonrpc.responses-well-formed",
+            Kind::UnknownId => "jsonrpc.ids-echoed",
             Kind::SilentStart => "lifecycle.initialize-result",
         }
     }
@@ -48,6 +52,7 @@ impl Kind {
             Kind::SpreadOverLines => "each message on one line (no embedded newlines)",
             Kind::OtherFraming => "replies in the framing the requests came in",
             Kind::NoId => "each reply to a request with a readable id carries that id",
+            Kind::UnknownId => "each reply carries the id of the request it answers",
             Kind::SilentStart => "every start of the server answers its first request",
         }
     }
@@ -63,6 +68,7 @@ impl Kind {
             Kind::SpreadOverLines => "spread-over-lines",
             Kind::OtherFraming => "other-framing",
             Kind::NoId => "no-id",
+            Kind::UnknownId => "unknown-id",
             Kind::SilentStart => "silent-start",
         }
     }

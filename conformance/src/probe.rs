@@ -19,6 +19,7 @@ use crate::config::RunConfig;
 use crate::evidence::Trace;
 use crate::mismatch::{self, Finding, Findings, Kind, Spread};
 use crate::pattern::short;
+use crate::requests::Requests;
 use crate::target::Target;
 
 /// At most this many frames (and, separately, non-frames) are kept in [`Probe::received`] and
@@ -152,6 +153,7 @@ impl Spawner {
             received_total: 0,
             meta: None,
             spread: Spread::default(),
+            requests: Requests::new(self.config.framing),
             trace: trace.clone(),
             mark: 0,
             stderr_mark: 0,
@@ -221,6 +223,8 @@ pub struct Probe {
     /// `None` for legacy sessions.
     pub meta: Option<Value>,
     spread: Spread,
+    /// The requests sent and which got replies: tells a reply under a changed id.
+    requests: Requests,
     trace: Trace,
     /// Transcript entries and stderr lines already handed to a trace.
     mark: usize,
@@ -285,6 +289,7 @@ impl Probe {
         self.stash.clear();
         self.timed_out = false;
         self.replies_this_lease = 0;
+        self.requests.new_lease();
     }
 
     /// Did the process end (or close its stdout) before answering anything since it was last
@@ -309,6 +314,7 @@ impl Probe {
                     .to_owned(),
             );
         }
+        self.requests.sent(v);
         match self.conn.send_json(v).await {
             Ok(()) => Ok(()),
             Err(e) => Err(self.write_failed(&e).await),
@@ -317,6 +323,7 @@ impl Probe {
 
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
         self.first_method.get_or_insert_with(String::new);
+        self.requests.sent_bytes(bytes);
         match self.conn.send_raw(bytes).await {
             Ok(()) => Ok(()),
             Err(e) => Err(self.write_failed(&e).await),
@@ -380,6 +387,7 @@ impl Probe {
         if self.received.len() < KEPT {
             self.received.push(v.clone());
         }
+        self.requests.received(&v);
         if is_response(&v) {
             self.replies_this_lease += 1;
         }
@@ -536,6 +544,9 @@ impl Probe {
         if let Some(reply) = self.take_stashed(id) {
             return Ok(reply);
         }
+        if let Some(why) = self.changed_ids(id) {
+            return Err(why);
+        }
         let started = tokio::time::Instant::now();
         let first = !self.answered;
         let mut limit = match (first, &self.barrier) {
@@ -550,6 +561,9 @@ impl Probe {
                 Got::Json(v) if is_response(&v) => {
                     if let Some(done) = self.on_response(id, v).await {
                         return done;
+                    }
+                    if let Some(why) = self.changed_ids(id) {
+                        return Err(why);
                     }
                 }
                 Got::Spread(v, lines) => {
@@ -668,6 +682,21 @@ impl Probe {
         self.find(Kind::NoId, why.clone());
         self.block(Kind::NoId, why.clone());
         why
+    }
+
+    /// Every request still waiting, `id` among them, got a reply under an id no request had:
+    /// the server changed the ids, so the reply to `id` will not come under it. A finding, and
+    /// the wait is blocked by it.
+    pub fn changed_ids(&mut self, id: &Value) -> Option<String> {
+        let ids = self.requests.answered_under_unknown_ids(id)?;
+        let ids: Vec<String> = ids.iter().map(Value::to_string).collect();
+        let why = format!(
+            "waiting for the reply to id {id}, replies came under ids no request had: {}",
+            ids.join(", ")
+        );
+        self.find(Kind::UnknownId, why.clone());
+        self.block(Kind::UnknownId, why.clone());
+        Some(why)
     }
 
     /// The barrier was answered before `id`: take what is already buffered, then conclude.

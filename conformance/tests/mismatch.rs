@@ -85,6 +85,56 @@ fn ids_written_back_as_floats_are_matched_by_value_and_fail_only_ids_echoed() {
     );
 }
 
+/// String ids answered under other ids ("abc" -> a CRC-32): each check whose request had a
+/// string id is BLOCKED by `jsonrpc.ids-echoed` as soon as its reply came under an unknown id,
+/// without waiting out `--timeout`, and the shared session goes on (it still answers).
+#[test]
+fn replies_under_ids_no_request_had_block_the_checks_that_sent_them() {
+    let (run, report) = check(&[], &Fixture::bug("string-ids-to-numbers").command());
+    let owner = "jsonrpc.ids-echoed";
+    assert_exit(&run, 1);
+    assert_eq!(with_status(&report, "FAIL"), [owner], "{}", run.context());
+    let blocked = [
+        "framing.byte-at-a-time",
+        "framing.several-in-one-write",
+        "jsonrpc.batch-2025-03-26",
+    ];
+    for id in blocked {
+        let c = find(&report, id);
+        assert_eq!(c["status"], "BLOCKED", "{id}\n{}", run.context());
+        assert_eq!(c["blockedBy"], owner, "{id}\n{}", run.context());
+        assert!(
+            c["detail"]
+                .as_str()
+                .unwrap()
+                .contains("replies came under ids no request had"),
+            "{id}: {c}"
+        );
+        assert_eq!(c["brokeSession"], Value::Null, "{id}: {c}");
+    }
+    let findings = report["targets"][0]["findings"].as_array().unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["kind"] == "unknown-id" && f["owner"] == owner),
+        "{findings:?}"
+    );
+    // The integer-id checks are judged as for the correct server, in as many processes.
+    for id in [
+        "lifecycle.ping",
+        "jsonrpc.concurrent-requests",
+        "tools.list-shape",
+    ] {
+        assert_eq!(
+            find(&report, id)["status"],
+            "PASS",
+            "{id}\n{}",
+            run.context()
+        );
+    }
+    assert_eq!(starts(&report), 9, "{}", run.context());
+}
+
 #[test]
 fn replies_spread_over_lines_block_every_check_but_their_owner() {
     let (run, report) = check(&[], &Fixture::bug("pretty-print").command());
@@ -173,17 +223,28 @@ fn a_server_that_loses_requests_written_together_is_named_without_waiting_out_ev
     );
     let blocked = with_status(&report, "BLOCKED");
     assert!(!blocked.is_empty(), "{}", run.context());
-    let first = checks(&report, 0)
+    // Blocked by the first check that broke the session (in run order, which is not the
+    // report's): one that broke it, and the same for all.
+    let broke: Vec<&Value> = checks(&report, 0)
         .iter()
-        .find(|c| c["brokeSession"].is_string())
-        .unwrap();
+        .filter(|c| c["brokeSession"].is_string())
+        .map(|c| &c["id"])
+        .collect();
+    let first = &find(&report, blocked[0])["blockedBy"];
+    assert!(
+        broke.contains(&first),
+        "{first} in {broke:?}\n{}",
+        run.context()
+    );
     for id in blocked {
         let c = find(&report, id);
-        assert_eq!(c["blockedBy"], first["id"], "{id}\n{}", run.context());
-        assert!(c["detail"]
-            .as_str()
-            .unwrap()
-            .contains("stopped answering twice"));
+        assert_eq!(&c["blockedBy"], first, "{id}\n{}", run.context());
+        let detail = c["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("stopped answering twice")
+                && detail.contains(&format!("first in {}", first.as_str().unwrap())),
+            "{detail}"
+        );
     }
 }
 

@@ -98,7 +98,8 @@
 //!   requests, each once: `kind` (`id-form`: an id equal by value only, `1.0` for `1`, matched
 //!   leniently so the run goes on; `spread-over-lines`: one message over several lines;
 //!   `other-framing`: replies in the framing the harness does not speak; `no-id`: a reply
-//!   without the id its request had; `silent-start`: a process that answered nothing within
+//!   without the id its request had; `unknown-id`: replies under ids no request had, one for
+//!   each request still waiting; `silent-start`: a process that answered nothing within
 //!   `--start-timeout` though an earlier one answered), `owner` (the check whose rule it breaks,
 //!   which FAILs with the frames), `seenIn` (the check that met it first), `actual` (what was
 //!   seen) and `count` (how often).
