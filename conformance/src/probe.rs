@@ -480,7 +480,7 @@ impl Probe {
 
     /// What came instead of a reply since `garbage_before` non-frames had been seen, if
     /// anything: for a message that says why no reply was found.
-    fn garbage_note(&self, garbage_before: usize) -> String {
+    pub(crate) fn garbage_note(&self, garbage_before: usize) -> String {
         let n = self.garbage_total - garbage_before;
         if n == 0 {
             return String::new();

@@ -183,6 +183,16 @@ fn bug_content_length_in_characters_is_caught_by_utf8() {
         &["lifecycle.ping", "jsonrpc.concurrent-requests"],
         "PASS",
     );
+    // The non-ASCII id's reply is cut short too: its FAIL shows the cut frame, not just a
+    // silence.
+    let ids = find(&report, "jsonrpc.ids-echoed");
+    assert_eq!(ids["status"], "FAIL", "{}", run.context());
+    let actual = ids["actual"].as_str().unwrap_or("");
+    assert!(
+        actual.contains("not a JSON frame (garbage), the first: not JSON (EOF while parsing"),
+        "{actual}\n{}",
+        run.context()
+    );
 }
 
 #[test]

@@ -346,6 +346,7 @@ async fn ids_echoed(ctx: &Ctx, ids: &[&str], required: bool) -> Outcome {
             serde_json::from_str(id).map_err(|e| e.to_string()),
             "a valid id"
         );
+        let garbage_before = p.garbage_total;
         let mut quiet = step!(p.until_barrier().await, format!("a reply with id {id}"));
         // Stray null-id errors are other checks' business.
         let replied = |responses: &[Value]| responses.iter().any(|r| !null_or_absent_id(r));
@@ -360,7 +361,7 @@ async fn ids_echoed(ctx: &Ctx, ids: &[&str], required: bool) -> Outcome {
                     format!("no reply within {:?}", p.wait)
                 } else {
                     "no reply (a ping sent after it was answered first)".to_owned()
-                },
+                } + &p.garbage_note(garbage_before),
             );
         };
         match reply.get("id") {
