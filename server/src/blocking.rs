@@ -40,8 +40,10 @@ use tokio_util::codec::Decoder;
 
 use crate::config::Config;
 use crate::connection::{give_up, lock, log_end, Connection, InFlight, Spawn};
-use crate::serve::{Exit, Replies};
-use crate::session::{ServerInfo, Session};
+use crate::exit::Exit;
+use crate::info::ServerInfo;
+use crate::replies::Replies;
+use crate::session::Session;
 use crate::tools::ToolRegistry;
 
 /// The signal that interrupts the serving thread's blocked call. Its default action is to do

@@ -11,8 +11,8 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::error::ServerError;
+use crate::exit::Exit;
 use crate::params::ServerParams;
-use crate::serve::Exit;
 use crate::session::{Dispatch, Session};
 
 /// Running tool calls by request id, so `notifications/cancelled` can abort them.

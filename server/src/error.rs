@@ -62,7 +62,7 @@ pub enum ServerError {
 }
 
 fn unsupported_text(requested: &str) -> String {
-    let versions = crate::modern::supported_versions().join(", ");
+    let versions = crate::info::supported_versions().join(", ");
     if mcp_protocol::mcp::ProtocolVersion::parse(requested).is_some() {
         format!(
             "Unsupported protocol version: {requested:?} is served through the initialize handshake, not per-request _meta; send 2026-07-28 in _meta, or initialize with {requested} (this server supports {versions})"
@@ -153,7 +153,7 @@ impl ServerError {
         match self {
             ServerError::UnsupportedProtocolVersion(requested) => {
                 error.with_data(serde_json::json!({
-                    "supported": crate::modern::supported_versions(),
+                    "supported": crate::info::supported_versions(),
                     "requested": shown(requested),
                 }))
             }

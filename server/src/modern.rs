@@ -4,23 +4,15 @@
 //! This module reads and checks that `_meta`, and tags results as the revision requires
 //! (`resultType`, server identity in result `_meta`, cache hints on cacheable results).
 
-use mcp_protocol::mcp::{modern, ProtocolVersion};
+use mcp_protocol::mcp::modern;
 use serde_json::{json, Map, Value};
 
 use crate::error::ServerError;
-use crate::session::ServerInfo;
+use crate::info::{supported_versions, ServerInfo};
 
 /// How long a client may cache `server/discover` and `tools/list`: the tool set never changes
 /// while the process runs, and an hour bounds staleness across upgrades.
 pub(crate) const TTL_MS: u64 = 3_600_000;
-
-/// Every version the server speaks, newest first: what `supportedVersions` and the `supported`
-/// list of -32022 name.
-pub(crate) fn supported_versions() -> Vec<&'static str> {
-    let mut all: Vec<&'static str> = modern::VERSIONS.to_vec();
-    all.extend(ProtocolVersion::ALL.iter().rev().map(|v| v.as_str()));
-    all
-}
 
 /// `None` for a legacy request (no protocol version in its params' `_meta`, which `meta` is);
 /// otherwise whether the modern `_meta` is acceptable: a version this server speaks, client

@@ -14,38 +14,20 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
-use bytes::BytesMut;
 use futures::{FutureExt, StreamExt};
 use mcp_protocol::codec::RawCodec;
 use mcp_protocol::{Outgoing, StdioCodec};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio_util::codec::{Encoder, FramedRead};
+use tokio_util::codec::FramedRead;
 
 use crate::config::Config;
 use crate::connection::{give_up, log_end, Connection, CurrentRuntime, InFlight};
-use crate::pacing::Pacing;
-use crate::session::{ServerInfo, Session};
+use crate::exit::Exit;
+use crate::info::ServerInfo;
+use crate::replies::Replies;
+use crate::session::Session;
 use crate::tools::ToolRegistry;
-
-/// Why [`serve`] returned.
-#[derive(Debug)]
-pub enum Exit {
-    /// Input ended; everything read was answered and flushed.
-    InputClosed,
-    /// The shutdown future fired (SIGTERM/SIGINT); everything read was answered and flushed.
-    Shutdown,
-    /// The output was closed by the peer (EPIPE): nobody is listening any more.
-    OutputClosed,
-    /// Answering what was read did not finish within `Config::shutdown_grace`.
-    DrainTimedOut,
-    /// Reading input failed.
-    ReadFailed(io::Error),
-}
-
-/// The output buffer's capacity, kept across writes: a 16 KiB echo's reply fits, and a burst
-/// stops to write at [`crate::pacing::HOLD_AT`] at the latest, so holding replies never grows it.
-const OUTPUT_CAPACITY: usize = 64 * 1024;
 
 /// Serves one MCP connection over `input`/`output` until input ends, `shutdown` completes, or
 /// the output is closed. Returns `Err` only if writing fails for a reason other than a closed
@@ -160,42 +142,6 @@ where
     }
 }
 
-/// Replies waiting to be written, shared by both loops: encoded into `buf` as they are made,
-/// written in bursts.
-pub(crate) struct Replies {
-    codec: StdioCodec,
-    pub(crate) buf: BytesMut,
-    pacing: Pacing,
-}
-
-impl Replies {
-    pub(crate) fn new(codec: StdioCodec) -> Self {
-        Replies {
-            codec,
-            buf: BytesMut::with_capacity(OUTPUT_CAPACITY),
-            pacing: Pacing::new(),
-        }
-    }
-
-    pub(crate) fn encode(&mut self, reply: Outgoing) -> io::Result<()> {
-        self.codec.encode(reply, &mut self.buf)
-    }
-
-    /// Whether a burst should stop to write what is waiting.
-    pub(crate) fn due(&self) -> bool {
-        self.buf.len() >= self.pacing.threshold()
-    }
-
-    /// After the buffer, `bytes` long, was written whole. Empty now: taking the space back moves nothing,
-    /// while a reserve in the middle of the next burst would move that burst's replies to
-    /// the front.
-    pub(crate) fn written(&mut self, bytes: usize) {
-        self.buf.reserve(OUTPUT_CAPACITY);
-        self.pacing.wrote(bytes);
-        tracing::trace!("flushed replies");
-    }
-}
-
 /// The output side of the async loop.
 struct Output<W> {
     io: W,
@@ -227,32 +173,6 @@ mod tests {
     use super::*;
     use crate::tools::default_tools;
     use serde_json::{json, Value};
-
-    /// A burst stops to write at the pacing's threshold: 2 KiB while the client runs on its
-    /// own CPU, `HOLD_AT` while it shares the server's.
-    #[test]
-    fn a_burst_stops_to_write_at_the_pacing_threshold() {
-        use crate::pacing::{HOLD_AT, WRITE_AT};
-        use mcp_protocol::{FramingMode, Response};
-        let reply =
-            |id: i64| Outgoing::from(Response::success(id.into(), json!({"t": "x".repeat(200)})));
-        for (pacing, at) in [(Pacing::new(), WRITE_AT), (Pacing::held(), HOLD_AT)] {
-            let mut replies = Replies::new(StdioCodec::new(FramingMode::Ndjson));
-            replies.pacing = pacing;
-            let mut id = 0;
-            while !replies.due() {
-                id += 1;
-                replies.encode(reply(id)).unwrap();
-            }
-            let one = replies.buf.len() / usize::try_from(id).unwrap();
-            assert!(replies.buf.len() >= at, "{} < {at}", replies.buf.len());
-            assert!(
-                replies.buf.len() < at + one,
-                "{} >= {at} + {one}",
-                replies.buf.len()
-            );
-        }
-    }
 
     /// Serves `input` (newline-delimited) to its end; returns every reply, parsed.
     async fn replies(input: &str) -> Vec<Value> {

@@ -19,31 +19,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::ServerError;
+use crate::info::ServerInfo;
 use crate::params::ServerParams;
 use crate::tools::{ToolCall, ToolRegistry};
-
-/// Who the server says it is in the `initialize` result.
-#[derive(Debug, Clone)]
-pub struct ServerInfo {
-    pub name: String,
-    pub title: Option<String>,
-    pub version: String,
-    pub instructions: Option<String>,
-}
-
-impl Default for ServerInfo {
-    fn default() -> Self {
-        ServerInfo {
-            name: env!("CARGO_PKG_NAME").to_owned(),
-            title: Some("MCP Echo Server".to_owned()),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-            instructions: Some(
-                "Echo server for testing MCP clients: call the `echo` tool with {\"text\": \"...\"} and it returns the text unchanged."
-                    .to_owned(),
-            ),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
