@@ -36,45 +36,12 @@ use crate::era::{self, Connected, DiscoverResult, Era, EraChoice, ProbeError};
 use crate::error::{ClientError, CloseCause, ClosedReason};
 use crate::options::{ClientOptions, FrameDirection};
 use crate::process::{self, KillOnDrop, Process};
+use crate::state::{Phase, State};
 
 /// How long output still in the pipe is read after the server exits.
 const EXIT_DRAIN: Duration = Duration::from_millis(500);
 /// How many pages `list_tools` follows before deciding the server loops.
 const MAX_PAGES: usize = 1000;
-
-/// The connection's lifecycle state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Connected; neither the `server/discover` probe nor `initialize` has succeeded yet.
-    New,
-    /// Legacy: `initialize` answered; `notifications/initialized` not sent yet.
-    Initialized,
-    /// Legacy handshake complete, or modern probe answered: every method is allowed.
-    Ready,
-    Closed,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    New,
-    /// `connect()` is waiting for the `server/discover` probe.
-    Probing,
-    Initializing,
-    Initialized,
-    Ready,
-    Closed,
-}
-
-impl Phase {
-    fn public(self) -> State {
-        match self {
-            Phase::New | Phase::Probing | Phase::Initializing => State::New,
-            Phase::Initialized => State::Initialized,
-            Phase::Ready => State::Ready,
-            Phase::Closed => State::Closed,
-        }
-    }
-}
 
 /// Which step of [`Client::close`] ended the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

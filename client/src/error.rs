@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_protocol::{ErrorObject, RequestId};
 
-use crate::client::State;
+use crate::state::State;
 
 /// Everything a client call can fail with. JSON-RPC errors from the server are
 /// [`ClientError::Server`]; everything else is the connection's or the caller's.

@@ -61,14 +61,16 @@ mod options;
 mod process;
 pub mod raw;
 pub mod registry;
+mod state;
 
 pub use mcp_protocol as protocol;
 
 pub use crate::bridge::{register_mcp_tools, BridgeOptions};
-pub use crate::client::{Client, CloseReport, CloseStep, State};
+pub use crate::client::{Client, CloseReport, CloseStep};
 pub use crate::command::{ServerCommand, StderrMode};
 pub use crate::era::{Connected, DiscoverResult, Era, EraChoice};
 pub use crate::error::{ClientError, CloseCause, ClosedReason};
 pub use crate::options::{ClientOptions, FrameDirection, FrameHook};
 pub use crate::raw::{RawConnection, RawEvent, TranscriptEntry};
 pub use crate::registry::{RiskTier, ToolOutput, ToolRegistry, ToolSpec};
+pub use crate::state::State;
