@@ -12,7 +12,7 @@
 //!    member.
 //! 5. The error response the server would send for a bad frame is itself a valid response
 //!    carrying the frame's id.
-//! 6. The fast path (`mcp_protocol::scan`) changes nothing: `parse` gives exactly what
+//! 6. The fast path (the scanner in `mcp_protocol::parse_as`) changes nothing: `parse` gives exactly what
 //!    `parse_with_serde`, serde_json's path alone, gives, errors word for word.
 
 use mcp_protocol::{

@@ -9,7 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::message::RequestId;
+use crate::id::RequestId;
 
 /// A JSON-RPC error code. Open newtype: servers may use codes beyond the standard ones.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -3,27 +3,33 @@
 //! This crate is pure: it spawns no processes and sets up no logging. It is shared by the
 //! `mcp-echo-server` binary, the client library and the conformance harness.
 //!
-//! * [`message`]: the JSON-RPC 2.0 model ([`Message`], [`RequestId`]) and [`parse`], which tells
-//!   apart "not JSON" (-32700), "JSON of the wrong shape" (-32600) and batches.
+//! * The JSON-RPC 2.0 model ([`Message`], [`RequestId`], [`Incoming`], [`Outgoing`]) and
+//!   [`parse`], which tells apart "not JSON" (-32700), "JSON of the wrong shape" (-32600) and
+//!   batches; [`parse_as`] reads params into a [`Params`] form of the caller's own, on a fast
+//!   path ([`Scanner`]) for requests as SDKs write them.
 //! * [`error`]: [`ErrorCode`], [`ErrorObject`] and the per-frame [`FrameError`], mapped to wire
 //!   codes in exactly one place ([`FrameError::to_error_object`]).
 //! * [`mcp`]: protocol versions, method names and the MCP types an echo server needs.
-//! * [`scan`]: [`parse`]'s fast path for requests and notifications, and the [`Scanner`]
-//!   that [`Params`] types read their params with on it.
 //! * [`codec`]: one tokio-util [`StdioCodec`] for newline-delimited JSON (the spec's stdio
 //!   framing), LSP-style `Content-Length` framing, and auto-detection of the two.
 
 pub mod codec;
 pub mod error;
 mod escape;
+mod id;
+mod json;
 pub mod mcp;
-pub mod message;
-pub mod scan;
+mod message;
+mod outgoing;
+mod params;
+mod parse;
+mod scan;
 
 pub use crate::codec::{Framing, FramingMode, StdioCodec};
 pub use crate::error::{ErrorCode, ErrorObject, FrameError, InvalidMessage};
-pub use crate::message::{
-    parse, parse_as, parse_with_serde, Incoming, Message, Notification, Outgoing, Params,
-    ParamsType, Request, RequestId, Response,
-};
+pub use crate::id::RequestId;
+pub use crate::message::{Incoming, Message, Notification, Request, Response};
+pub use crate::outgoing::Outgoing;
+pub use crate::params::{Params, ParamsType};
+pub use crate::parse::{parse, parse_as, parse_with_serde};
 pub use crate::scan::Scanner;

@@ -9,7 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::message::RequestId;
+use crate::id::RequestId;
 
 /// A protocol revision of the legacy era (with the `initialize` handshake).
 ///

@@ -20,12 +20,11 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::escape::{first_escape, next_escape, word_at};
-use crate::message::{Message, Notification, Params, Request, RequestId};
 
 /// Nesting the fast path reads; deeper input is left to serde_json, whose own limit is 128.
-const MAX_DEPTH: u32 = 64;
+pub(crate) const MAX_DEPTH: u32 = 64;
 
-/// A cursor over one frame's JSON text, handed to [`Params::scan`].
+/// A cursor over one frame's JSON text, handed to [`crate::Params::scan`].
 ///
 /// Every method returns `None` for input it does not read; the caller then gives up too.
 #[derive(Debug)]
@@ -36,7 +35,7 @@ pub struct Scanner<'a> {
 }
 
 impl<'a> Scanner<'a> {
-    fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &'a str) -> Self {
         Scanner {
             text,
             pos: 0,
@@ -74,7 +73,7 @@ impl<'a> Scanner<'a> {
         found
     }
 
-    fn word(&mut self, word: &str) -> Option<()> {
+    pub(crate) fn word(&mut self, word: &str) -> Option<()> {
         self.peek()?;
         let end = self.pos + word.len();
         (self.bytes().get(self.pos..end)? == word.as_bytes()).then(|| self.pos = end)
@@ -181,7 +180,7 @@ impl<'a> Scanner<'a> {
     ///
     /// `-0` is left to serde_json, which reads it as the float -0.0; so are leading zeros
     /// (not JSON) and any fraction or exponent.
-    fn integer(&mut self) -> Option<i64> {
+    pub(crate) fn integer(&mut self) -> Option<i64> {
         self.peek()?;
         let bytes = self.bytes();
         let negative = bytes.get(self.pos) == Some(&b'-');
@@ -276,171 +275,5 @@ impl<'a> Scanner<'a> {
         }
         self.depth -= 1;
         Some(())
-    }
-}
-
-/// A request or notification read on the fast path, or `None` to leave the frame to serde.
-pub(crate) fn message<P: Params>(text: &str) -> Option<Message<P>> {
-    let mut s = Scanner::new(text);
-    let mut jsonrpc = false;
-    let mut id: Option<RequestId> = None;
-    let mut method: Option<String> = None;
-    let mut params: Option<Option<P>> = None;
-    s.object(|name, s| {
-        match &*name {
-            // Any other version is the serde path's -32600.
-            "jsonrpc" if !jsonrpc && s.string()? == "2.0" => jsonrpc = true,
-            "id" if id.is_none() => {
-                id = Some(match s.peek()? {
-                    b'"' => match s.string()? {
-                        Cow::Borrowed(id) => RequestId::from(id),
-                        Cow::Owned(id) => RequestId::from(id),
-                    },
-                    _ => RequestId::from(s.integer()?),
-                })
-            }
-            "method" if method.is_none() => method = Some(s.string()?.into_owned()),
-            // As on the serde path, params are read under the method only if it came first.
-            "params" if params.is_none() => {
-                params = Some(match s.peek()? {
-                    b'n' => s.word("null").map(|()| None)?,
-                    b'{' | b'[' => Some(P::scan(method.as_deref(), s)?),
-                    _ => return None,
-                })
-            }
-            _ => return None,
-        }
-        Some(())
-    })?;
-    if s.peek().is_some() || !jsonrpc {
-        return None;
-    }
-    let method = method?;
-    let params = params.flatten();
-    Some(match id {
-        Some(id) => Message::Request(Request { id, method, params }),
-        None => Message::Notification(Notification { method, params }),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::message::parse_with_serde;
-    use crate::Incoming;
-
-    fn fast(text: &str) -> Option<Message> {
-        message::<Value>(text)
-    }
-
-    /// What the fast path reads is what serde_json's path reads.
-    fn reads(text: &str) -> Message {
-        let ours = fast(text).unwrap_or_else(|| panic!("the fast path gave up on {text}"));
-        match parse_with_serde::<Value>(text.as_bytes()) {
-            Ok(Incoming::Single(theirs)) => assert_eq!(ours, theirs, "{text}"),
-            other => panic!("{text}: serde_json's path gave {other:?}"),
-        }
-        ours
-    }
-
-    #[test]
-    fn reads_requests_and_notifications_as_sdks_write_them() {
-        let m = reads(
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#,
-        );
-        let Message::Request(r) = m else {
-            panic!("{m:?}")
-        };
-        assert_eq!(r.id, RequestId::from(7));
-        assert_eq!(r.method, "tools/call");
-        assert_eq!(
-            r.params,
-            Some(serde_json::json!({"name": "echo", "arguments": {"text": "hi"}}))
-        );
-        // Any member order, whitespace between tokens, string ids, no params, null params.
-        reads("\r\n {\t\"method\" : \"ping\" ,\n\"id\":\"a-1\", \"jsonrpc\":\"2.0\"} \n");
-        reads(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        reads(r#"{"jsonrpc":"2.0","method":"m","params":null}"#);
-        reads(r#"{"params":[1,-2,true,false,null,[],{}],"jsonrpc":"2.0","method":"m"}"#);
-        reads(r#"{"jsonrpc":"2.0","id":-999999999999999999,"method":"m"}"#);
-        reads(r#"{"jsonrpc":"2.0","id":0,"method":"m","params":{"a":{"b":[{"c":"d"}]}}}"#);
-        // A repeated member inside params keeps the last value, as in a `Value`.
-        reads(r#"{"jsonrpc":"2.0","method":"m","params":{"a":1,"a":2}}"#);
-    }
-
-    #[test]
-    fn unescapes_every_escape_as_serde_json_does() {
-        let m = reads(
-            r#"{"jsonrpc":"2.0","id":"\"\\\/\b\f\n\r\t\u00e9\u00E9\u0000\uD83E\uDD80","method":"m\u0031"}"#,
-        );
-        let Message::Request(r) = m else {
-            panic!("{m:?}")
-        };
-        assert_eq!(r.id.as_str(), Some("\"\\/\u{8}\u{c}\n\r\té\u{e9}\0🦀"));
-        assert_eq!(r.method, "m1");
-        // Escaped member names and values are read too.
-        reads(r#"{"\u006asonrpc":"2\u002e0","method":"m","params":{"\"k\"":"\u2028"}}"#);
-        // Long strings: across the reader's 8- and 32-byte steps, with escapes anywhere.
-        for at in [0, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 100] {
-            let mut text = "x".repeat(120);
-            text.insert_str(at, r"\n");
-            reads(&format!(
-                r#"{{"jsonrpc":"2.0","method":"m","params":{{"t":"{text}","u":"é{text}"}}}}"#
-            ));
-        }
-    }
-
-    #[test]
-    fn leaves_everything_else_to_serde_json() {
-        let cases = [
-            // Not what it reads: numbers it cannot keep exactly, and ids serde_json refuses.
-            r#"{"jsonrpc":"2.0","id":1.0,"method":"m"}"#,
-            r#"{"jsonrpc":"2.0","id":1e3,"method":"m"}"#,
-            r#"{"jsonrpc":"2.0","id":1E3,"method":"m"}"#,
-            r#"{"jsonrpc":"2.0","id":-0,"method":"m"}"#,
-            r#"{"jsonrpc":"2.0","id":1234567890123456789,"method":"m"}"#,
-            r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
-            r#"{"jsonrpc":"2.0","method":"m","params":{"x":0.5}}"#,
-            // Not a request or notification, or not a valid one.
-            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1}"#,
-            r#"{"jsonrpc":"1.0","method":"m"}"#,
-            r#"{"method":"m"}"#,
-            r#"{"jsonrpc":"2.0","method":5}"#,
-            r#"{"jsonrpc":"2.0","method":"m","params":"p"}"#,
-            r#"{"jsonrpc":"2.0","method":"m","x":1}"#,
-            // Repeated members.
-            r#"{"jsonrpc":"2.0","method":"m","method":"n"}"#,
-            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
-            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","method":"m"}"#,
-            r#"{"jsonrpc":"2.0","method":"m","params":{},"params":{}}"#,
-            // Not JSON.
-            r#"{"jsonrpc":"2.0","method":"m"} x"#,
-            r#"{"jsonrpc":"2.0","method":"m",}"#,
-            r#"{"jsonrpc":"2.0","method":"m""#,
-            "{\"jsonrpc\":\"2.0\",\"method\":\"a\tb\"}",
-            "\u{c}{\"jsonrpc\":\"2.0\",\"method\":\"m\"}",
-            r#"{"jsonrpc":"2.0","method":"\ud800"}"#,
-            r#"{"jsonrpc":"2.0","method":"\udc00"}"#,
-            r#"{"jsonrpc":"2.0","method":"\ud800\u0041"}"#,
-            r#"{"jsonrpc":"2.0","method":"\u12"}"#,
-            r#"{"jsonrpc":"2.0","method":"\x"}"#,
-            r#"{"jsonrpc":"2.0","method":"m","params":[007]}"#,
-            r#"{"jsonrpc":"2.0","method":"m","params":[nul]}"#,
-            r#"{"jsonrpc":"2.0","method":"m","params":[1,]}"#,
-        ];
-        for text in cases {
-            assert_eq!(fast(text), None, "{text}");
-        }
-        // Nesting: 64 levels are read; deeper is serde_json's (its own limit is 128).
-        let nested = |depth: usize| {
-            format!(
-                r#"{{"jsonrpc":"2.0","method":"m","params":{}{}}}"#,
-                "[".repeat(depth - 1),
-                "]".repeat(depth - 1)
-            )
-        };
-        reads(&nested(MAX_DEPTH as usize));
-        assert_eq!(fast(&nested(MAX_DEPTH as usize + 1)), None);
     }
 }

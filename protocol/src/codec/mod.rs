@@ -30,7 +30,8 @@ use serde::Serialize;
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::error::FrameError;
-use crate::message::{Incoming, Outgoing};
+use crate::message::Incoming;
+use crate::outgoing::Outgoing;
 
 /// Default maximum message size: 16 MiB, as rmcp uses (rust-sdk PR #1049).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -311,7 +312,7 @@ fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
 
 /// Parses one frame's body. Shared by both framings so they report identically.
 fn parse_frame(body: RawFrame) -> DecodedFrame {
-    crate::message::parse(&body?)
+    crate::parse::parse(&body?)
 }
 
 /// Shows a few bytes of bad input in an error message, escaped and cut short.

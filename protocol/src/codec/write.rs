@@ -14,7 +14,8 @@ use serde_json::Value;
 
 use crate::escape::next_escape;
 use crate::mcp::{CallToolResult, ContentBlock};
-use crate::message::{Message, Outgoing};
+use crate::message::Message;
+use crate::outgoing::Outgoing;
 
 /// Appends `outgoing` as compact JSON (no newline, no framing).
 pub(crate) fn outgoing(out: &mut BytesMut, outgoing: &Outgoing) {
@@ -176,7 +177,8 @@ pub(crate) fn string(out: &mut BytesMut, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{Notification, Request, RequestId, Response};
+    use crate::message::{Notification, Request, Response};
+    use crate::RequestId;
     use crate::{ErrorCode, ErrorObject};
     use serde_json::json;
 
