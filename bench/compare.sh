@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Peer comparison: ours (both framings), rmcp stdio() and stdio_pipes(), the TypeScript SDK,
-# the Python SDK and the floor (mcp-conformance bench --floor, and --floor-reply structured:
+# the Python SDK and the floor (mcp-bench --floor, and --floor-reply structured:
 # the floor sending our reply, the text twice; and in Content-Length framing), and ours and the floor once more over a
 # socketpair (--stdio socket, as Node-based hosts connect servers), and ours and the floor pinned
 # beside the bench's driver (--pin same) and on a CPU of their own (--pin split), so each pair is
@@ -25,7 +25,7 @@ rounds=3
 calls=50000
 py_calls=""
 out="$root/BENCHMARKS.md"
-bench="$root/target/release/mcp-conformance"
+bench="$root/target/release/mcp-bench"
 timeout_s=120
 orig_args=("$@")
 while [ $# -gt 0 ]; do
@@ -95,7 +95,7 @@ for r in $(seq 1 "$rounds"); do
     s=${servers[$(( (i + r - 1) % n ))]}
     # shellcheck disable=SC2206  # the paths here have no spaces
     a=($(args_for "$s"))
-    cmd=("$bench" bench "${common[@]}" "${a[@]}")
+    cmd=("$bench" "${common[@]}" "${a[@]}")
     base="$dir/r$r-$s"
     t0=$(date +%s.%N)
     "${cmd[@]}" > "$base.json" 2> "$base.err" < /dev/null

@@ -4,7 +4,7 @@
 #     from interop/package-lock.json, skipped when the installed tree already matches the lock
 #   - mcp 2.3.0 (Python SDK): interop/.venv from interop/requirements.txt (pip freeze, pinned)
 #   - rmcp 3.11.0: interop/servers/rmcp-echo, release build, --locked (its own Cargo.lock)
-#   - ours: mcp-echo-server and mcp-conformance, release build of this workspace
+#   - ours: mcp-echo-server and mcp-bench, release build of this workspace
 # The peers are shared with interop/run.sh rather than installed twice.
 # Needs: node + npm, python3 (>= 3.10), cargo. Network only on first install.
 set -euo pipefail
@@ -31,11 +31,11 @@ if [ ! -x "$interop/.venv/bin/python" ]; then python3 -m venv "$interop/.venv"; 
 step "rmcp echo server (release, --locked)"
 cargo build --quiet --release --locked --manifest-path "$interop/servers/rmcp-echo/Cargo.toml"
 
-step "mcp-echo-server and mcp-conformance (release)"
+step "mcp-echo-server and mcp-bench (release)"
 # Built apart, the server last: built together, cargo unifies tokio's features with the
 # harness's (rt-multi-thread), which links libm into the server (+0.3 MiB resident). Alone it
 # is the binary `cargo install --path server` installs.
-(cd "$root" && cargo build --quiet --release -p mcp-conformance && cargo build --quiet --release -p mcp-echo-server)
+(cd "$root" && cargo build --quiet --release -p mcp-bench && cargo build --quiet --release -p mcp-echo-server)
 
 step "versions"
 echo "node $("$interop/node_modules/.bin/node" --version)"

@@ -76,6 +76,21 @@ impl ServerCommand {
         self
     }
 
+    /// The program, its arguments, environment and working directory as a
+    /// [`std::process::Command`]; stdio, stderr mode and process group are the spawner's.
+    pub fn to_command(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(&self.program);
+        cmd.args(&self.args);
+        if self.env_clear {
+            cmd.env_clear();
+        }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
+        cmd
+    }
+
     /// The command line, for messages.
     pub fn display(&self) -> String {
         std::iter::once(&self.program)

@@ -79,9 +79,8 @@ pub(crate) struct Spawned {
 
 /// Spawns `command`, keeping the last `tail_lines` stderr lines (when captured).
 pub(crate) fn spawn(command: &ServerCommand, tail_lines: usize) -> Result<Spawned, ClientError> {
-    let mut cmd = Command::new(&command.program);
-    cmd.args(&command.args)
-        .stdin(Stdio::piped())
+    let mut cmd = Command::from(command.to_command());
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(match command.stderr {
             StderrMode::Capture => Stdio::piped(),
@@ -90,13 +89,6 @@ pub(crate) fn spawn(command: &ServerCommand, tail_lines: usize) -> Result<Spawne
         })
         .process_group(0)
         .kill_on_drop(true);
-    if command.env_clear {
-        cmd.env_clear();
-    }
-    cmd.envs(command.env.iter().map(|(k, v)| (k, v)));
-    if let Some(dir) = &command.cwd {
-        cmd.current_dir(dir);
-    }
     let mut child = cmd.spawn().map_err(|e| ClientError::Spawn {
         program: command.display(),
         reason: match e.kind() {

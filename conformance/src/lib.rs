@@ -10,10 +10,8 @@
 //!   [`mismatch`]: replies that cannot be matched, and the root causes they point to.
 //! * [`startup`]: era detection with two processes, and the start error when nothing answers;
 //!   [`runner`]: selection, shared sessions, `--jobs`, expected failures.
-//! * [`bench`]: `mcp-conformance bench`, the load driver and the floor program.
 //! * [`target`]: command lines and host config files; [`report`]: text, JSON, JUnit, transcripts.
 
-pub mod bench;
 pub mod catalog;
 pub mod check;
 pub mod checks;

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use futures::StreamExt;
-use mcp_conformance::bench::{self, BenchConfig, BenchError, DriverKind};
 use mcp_conformance::catalog::Check;
 use mcp_conformance::check::{Profile, Session, TargetReport};
 use mcp_conformance::config::{Progress, RunConfig};
@@ -26,7 +25,7 @@ use mcp_protocol::Framing;
 #[command(
     name = "mcp-conformance",
     version,
-    after_help = "Benchmarks: mcp-conformance bench [OPTIONS] [-- COMMAND...] (see mcp-conformance bench --help)"
+    after_help = "Benchmarks: mcp-bench [OPTIONS] [-- COMMAND...] (see mcp-bench --help)"
 )]
 struct Cli {
     /// The server command and its arguments (after `--`).
@@ -122,30 +121,6 @@ struct Cli {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-enum DriverArg {
-    Lean,
-    Client,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum StdioArg {
-    Pipes,
-    Socket,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum PinArg {
-    Same,
-    Split,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum FloorReplyArg {
-    Plain,
-    Structured,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
 enum FramingArg {
     Ndjson,
     ContentLength,
@@ -167,137 +142,12 @@ enum FormatArg {
 const USAGE: u8 = 2;
 const START: u8 = 3;
 
-/// Benchmarks a stdio MCP server: time to the initialize reply, sequential round trips (p50,
-/// p99, mean), pipelined throughput with W requests in flight, the server's CPU time per call
-/// and peak memory, time from closing stdin to exit, and whether every request written before
-/// EOF was answered. Each run is a fresh process; every reply's id and echoed text is verified.
-///
-/// With no command it benches the bundled mcp-echo-server; with --floor, a built-in trivial
-/// program that answers each request with a canned reply (what the pipes and this driver cost).
-/// Exit codes: 0 done, 1 a reply was missing or wrong, 2 usage error, 3 the server could not be
-/// started.
-#[derive(Debug, Parser)]
-#[command(name = "mcp-conformance bench", version)]
-struct BenchCli {
-    /// The server command and its arguments (after `--`); the server must have an `echo` tool.
-    #[arg(last = true, value_name = "COMMAND")]
-    command: Vec<String>,
-
-    /// How frames are delimited on the server's stdio.
-    #[arg(long, value_enum, default_value_t = FramingArg::Ndjson)]
-    framing: FramingArg,
-
-    /// Calls per pipelined measurement (sequential ones are capped at 5000).
-    #[arg(long, value_name = "N", default_value_t = 20000)]
-    calls: usize,
-
-    /// Requests in flight: 1 measures sequential latency, more pipelined throughput.
-    #[arg(long, value_name = "W[,W...]", value_delimiter = ',', default_values_t = [1usize, 64])]
-    window: Vec<usize>,
-
-    /// Echoed text sizes in bytes.
-    #[arg(long, value_name = "BYTES[,...]", value_delimiter = ',', default_values_t = [64usize])]
-    payload: Vec<usize>,
-
-    /// Runs, each in a fresh server process; reports give the median and min–max.
-    #[arg(long, value_name = "R", default_value_t = 3)]
-    runs: usize,
-
-    /// Unmeasured starts (spawn, initialize, close) before the runs, so start times are warm.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    warmup: usize,
-
-    /// Report format on stdout (json: schema mcp-conformance/bench/v1).
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    format: FormatArg,
-
-    /// Bench the built-in trivial echo program (the floor) instead of a server.
-    #[arg(long)]
-    floor: bool,
-
-    /// How the server's stdin and stdout are connected: two pipes (Python, Rust, Go hosts) or
-    /// one end of a Unix socketpair (Node-based hosts: Claude Code, Cursor, Claude Desktop).
-    #[arg(long, value_enum, value_name = "KIND", default_value_t = StdioArg::Pipes)]
-    stdio: StdioArg,
-
-    /// The floor's echo reply: the text once (plain), or also in `structuredContent`
-    /// (structured), as a tool with an `outputSchema` must answer and mcp-echo-server does.
-    #[arg(long, value_enum, value_name = "REPLY", requires = "floor")]
-    floor_reply: Option<FloorReplyArg>,
-
-    /// Busy CPU time, in nanoseconds, the floor spends on each request it answers: a floor
-    /// that costs what a server costs per call, to tell what the scheduler's placement alone
-    /// does to throughput (BENCHMARKS.md, "Placement follows CPU per call").
-    #[arg(long, value_name = "NS", requires = "floor")]
-    floor_work: Option<u64>,
-
-    /// What makes the calls: the lean load driver, or the mcp-client library (to measure what
-    /// the library itself can drive; no EOF burst).
-    #[arg(long, value_enum, default_value_t = DriverArg::Lean)]
-    driver: DriverArg,
-
-    /// Pin the server and the bench's driver thread: both to the first CPU this process may use
-    /// (same), or the server to the second (split). Unpinned, the scheduler picks, and on a
-    /// small machine a server can run several times faster in one placement than the other.
-    #[arg(long, value_enum, value_name = "PLACEMENT")]
-    pin: Option<PinArg>,
-
-    /// Seconds each single wait (a reply, progress, an exit) may take.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    timeout: f64,
-
-    /// An environment variable for the server (repeatable).
-    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
-    env: Vec<(String, String)>,
-
-    /// The server's working directory.
-    #[arg(long, value_name = "DIR")]
-    cwd: Option<PathBuf>,
-}
-
 fn main() -> ExitCode {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    match args.get(1).and_then(|a| a.to_str()) {
-        Some(bench::floor::FLOOR_FLAG) => {
-            let cl = args.get(2).and_then(|a| a.to_str()) == Some("content-length");
-            let reply = match args.get(3).and_then(|a| a.to_str()) {
-                None => bench::floor::Reply::Plain,
-                Some(name) => {
-                    match bench::floor::Reply::from_name(name) {
-                        Some(reply) => reply,
-                        None => {
-                            eprintln!("mcp-conformance: unknown floor reply `{name}` (plain or structured)");
-                            return ExitCode::from(USAGE);
-                        }
-                    }
-                }
-            };
-            let work = match args.get(4).and_then(|a| a.to_str()) {
-                None => 0,
-                Some(ns) => match ns.parse::<u64>() {
-                    Ok(ns) => ns,
-                    Err(_) => {
-                        eprintln!(
-                            "mcp-conformance: floor work `{ns}` is not a number of nanoseconds"
-                        );
-                        return ExitCode::from(USAGE);
-                    }
-                },
-            };
-            return ExitCode::from(bench::floor::serve(
-                cl,
-                reply,
-                std::time::Duration::from_nanos(work),
-            ));
-        }
-        Some("bench") => {
-            let cli = BenchCli::parse_from(
-                std::iter::once(std::ffi::OsString::from("mcp-conformance bench"))
-                    .chain(args.into_iter().skip(2)),
-            );
-            return ExitCode::from(run_bench(cli));
-        }
-        _ => {}
+    if std::env::args_os().nth(1).is_some_and(|a| a == "bench") {
+        // The bench became a binary of its own.
+        return ExitCode::from(usage(
+            "the benchmark is now `mcp-bench` (same options): cargo install --locked --path bench",
+        ));
     }
     let cli = Cli::parse();
     tracing_subscriber::fmt()
@@ -524,146 +374,4 @@ fn profile_for(arg: Option<ProfileArg>, target: Option<&Target>) -> Profile {
         None if target.is_some_and(|t| t.bundled) => Profile::Echo,
         None => Profile::Generic,
     }
-}
-
-fn run_bench(cli: BenchCli) -> u8 {
-    if !(cli.timeout > 0.0 && cli.timeout.is_finite()) {
-        return usage("--timeout must be a positive number of seconds");
-    }
-    if cli.calls == 0 || cli.runs == 0 || cli.window.is_empty() || cli.window.contains(&0) {
-        return usage("--calls, --runs and every --window must be at least 1");
-    }
-    if cli.payload.is_empty() {
-        return usage("--payload needs at least one size");
-    }
-    let framing = match cli.framing {
-        FramingArg::Ndjson => Framing::Ndjson,
-        FramingArg::ContentLength => Framing::ContentLength,
-    };
-    let stdio = match cli.stdio {
-        StdioArg::Pipes => bench::driver::Stdio::Pipes,
-        StdioArg::Socket => bench::driver::Stdio::Socket,
-    };
-    if stdio == bench::driver::Stdio::Socket && matches!(cli.driver, DriverArg::Client) {
-        return usage(
-            "--stdio socket needs the lean driver: the mcp-client library spawns servers on pipes",
-        );
-    }
-    let floor_reply = cli.floor.then_some(match cli.floor_reply {
-        None | Some(FloorReplyArg::Plain) => bench::floor::Reply::Plain,
-        Some(FloorReplyArg::Structured) => bench::floor::Reply::Structured,
-    });
-    let floor_work_ns = cli.floor.then(|| cli.floor_work.unwrap_or(0));
-    let (mut target, label) = if cli.floor {
-        if !cli.command.is_empty() {
-            return usage("give either --floor or a command after --, not both");
-        }
-        let exe = match std::env::current_exe() {
-            Ok(e) => e,
-            Err(e) => return usage(format!("cannot locate this executable: {e}")),
-        };
-        let framing_arg = match framing {
-            Framing::Ndjson => "ndjson",
-            Framing::ContentLength => "content-length",
-        };
-        let reply = floor_reply.unwrap_or(bench::floor::Reply::Plain);
-        let t = Target::new(
-            "floor",
-            exe.display().to_string(),
-            vec![
-                bench::floor::FLOOR_FLAG.to_owned(),
-                framing_arg.to_owned(),
-                reply.name().to_owned(),
-                floor_work_ns.unwrap_or(0).to_string(),
-            ],
-        );
-        let mut label = match reply {
-            bench::floor::Reply::Plain => "(floor".to_owned(),
-            bench::floor::Reply::Structured => "(floor, structured reply".to_owned(),
-        };
-        if let Some(ns) = floor_work_ns.filter(|&ns| ns > 0) {
-            label.push_str(&format!(", {ns} ns of work per call"));
-        }
-        label.push(')');
-        (t, label)
-    } else if let Some((program, args)) = cli.command.split_first() {
-        let t = Target::new(program.clone(), program.clone(), args.to_vec());
-        let label = t.display();
-        (t, label)
-    } else {
-        match bundled_server() {
-            Ok(t) => {
-                let label = t.display();
-                (t, label)
-            }
-            Err(e) => return usage(e),
-        }
-    };
-    target.env = cli.env.clone();
-    target.cwd = cli.cwd.clone();
-    let pin = match cli.pin {
-        None => None,
-        Some(arg) => {
-            let placement = match arg {
-                PinArg::Same => bench::pin::Placement::Same,
-                PinArg::Split => bench::pin::Placement::Split,
-            };
-            match bench::pin::allowed().and_then(|cpus| bench::pin::Pin::choose(placement, &cpus)) {
-                Ok(pin) => Some(pin),
-                Err(e) => return usage(e),
-            }
-        }
-    };
-    let config = BenchConfig {
-        target,
-        label,
-        floor: cli.floor,
-        floor_reply,
-        floor_work_ns,
-        framing,
-        stdio,
-        driver: match cli.driver {
-            DriverArg::Lean => DriverKind::Lean,
-            DriverArg::Client => DriverKind::Client,
-        },
-        calls: cli.calls,
-        windows: cli.window.clone(),
-        payloads: cli.payload.clone(),
-        runs: cli.runs,
-        warmup: cli.warmup,
-        wait: Duration::from_secs_f64(cli.timeout),
-        progress: bench::progress_wanted(),
-        pin,
-    };
-    let runs = match bench::run(&config) {
-        Ok(r) => r,
-        Err(BenchError::Start(m)) => {
-            eprintln!("mcp-conformance bench: {m}");
-            return START;
-        }
-        Err(BenchError::Verify(m)) => {
-            eprintln!("mcp-conformance bench: FAILED: {m}");
-            return 1;
-        }
-    };
-    match cli.format {
-        FormatArg::Text => print!("{}", bench::report::text(&config, &runs)),
-        FormatArg::Json => match serde_json::to_string_pretty(&bench::report::json(&config, &runs))
-        {
-            Ok(s) => println!("{s}"),
-            Err(e) => eprintln!("mcp-conformance bench: cannot write the JSON report: {e}"),
-        },
-    }
-    let mut failed = false;
-    for (i, r) in runs.iter().enumerate() {
-        if let Some(problem) = &r.eof_problem {
-            eprintln!(
-                "mcp-conformance bench: FAILED: run {} of {}: {problem}",
-                i + 1,
-                runs.len()
-            );
-            failed = true;
-        }
-    }
-    u8::from(failed)
 }

@@ -642,6 +642,10 @@ fn usage_errors_exit_2() {
             "no check matches",
         ),
         (
+            vec!["bench".into(), "--floor".into()],
+            "the benchmark is now `mcp-bench` (same options)",
+        ),
+        (
             vec!["--scenario-file".into(), missing.display().to_string()],
             "cannot read",
         ),

@@ -5,14 +5,14 @@
 
 #[path = "../../../testsupport/echo_server.rs"]
 mod echo_server_bin;
+#[path = "../../../testsupport/run.rs"]
+mod run_bin;
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -179,63 +179,16 @@ pub fn run<S: Into<OsString> + Clone>(args: &[S]) -> Run {
 /// Runs `cmd` (the harness, perhaps behind a wrapper) in its own process group with stdout and
 /// stderr collected; `tick(pid)` is called every 2 ms while it runs. After [`RUN_LIMIT`] the
 /// whole group is killed and the test fails.
-pub fn run_command(mut cmd: Command, shown: Vec<String>, mut tick: impl FnMut(u32)) -> Run {
-    use std::os::unix::process::CommandExt;
-    let started = Instant::now();
-    let mut child = cmd
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let stdout = drain(child.stdout.take().unwrap());
-    let stderr = drain(child.stderr.take().unwrap());
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        tick(pid);
-        if started.elapsed() > RUN_LIMIT {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            let _ = child.wait();
-            panic!(
-                "`mcp-conformance {}` still ran after {RUN_LIMIT:?}: killed",
-                shown.join(" ")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    let elapsed = started.elapsed();
-    let collect = |rx: mpsc::Receiver<String>, what: &str| {
-        rx.recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|_| panic!("the harness's {what} stayed open after it exited"))
-    };
+pub fn run_command(cmd: Command, shown: Vec<String>, tick: impl FnMut(u32)) -> Run {
+    let line = format!("mcp-conformance {}", shown.join(" "));
+    let done = run_bin::run_bounded(cmd, &line, RUN_LIMIT, tick);
     Run {
-        code: status
-            .code()
-            .unwrap_or_else(|| panic!("mcp-conformance was killed by a signal: {status}")),
-        stdout: collect(stdout, "stdout"),
-        stderr: collect(stderr, "stderr"),
+        code: done.code,
+        stdout: done.stdout,
+        stderr: done.stderr,
         args: shown,
-        elapsed,
+        elapsed: done.elapsed,
     }
-}
-
-fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        let _ = tx.send(String::from_utf8_lossy(&bytes).into_owned());
-    });
-    rx
 }
 
 /// Runs the harness against `target` (a command line; empty: the bundled server) with a JSON

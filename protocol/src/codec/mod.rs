@@ -19,7 +19,7 @@ mod lsp;
 mod ndjson;
 mod write;
 
-pub use lsp::plain_header;
+pub use lsp::header_block;
 
 use std::io;
 use std::str::FromStr;
@@ -288,7 +288,7 @@ impl Encoder<Outgoing> for StdioCodec {
 /// The start of the header block every peer writes (LSP base protocol, "Header Part").
 const PREFIX: &[u8] = b"Content-Length: ";
 
-/// Appends `Content-Length: N\r\n\r\n`, the plain header [`plain_header`] reads, for a body of
+/// Appends `Content-Length: N\r\n\r\n`, the plain header [`header_block`] reads first, for a body of
 /// `body` bytes.
 pub fn put_plain_header(dst: &mut impl BufMut, body: usize) {
     let mut digits = [0u8; 20];

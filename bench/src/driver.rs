@@ -12,11 +12,11 @@ use std::os::fd::AsFd;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
+use std::process::Child;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-use mcp_protocol::codec::put_plain_header;
+use mcp_protocol::codec::{header_block, put_plain_header};
 use mcp_protocol::Framing;
 use memchr::memmem;
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
@@ -26,10 +26,10 @@ use nix::unistd::Pid;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::header;
 use super::shape::Shape;
 use super::structured::StructuredText;
-use crate::target::Target;
+use super::text::{digits, text_len, text_matches, Filler};
+use mcp_client::ServerCommand;
 
 /// The protocol version offered in the benchmark's handshake.
 pub const BENCH_VERSION: &str = "2025-11-25";
@@ -113,76 +113,6 @@ fn nonblocking(fd: impl AsFd) -> std::io::Result<()> {
     let flags = OFlag::from_bits_truncate(fcntl(fd.as_fd(), FcntlArg::F_GETFL)?);
     fcntl(fd.as_fd(), FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
     Ok(())
-}
-
-/// Decimal digits of `n`.
-fn digits(n: u64) -> usize {
-    let mut d = 1;
-    let mut n = n / 10;
-    while n > 0 {
-        d += 1;
-        n /= 10;
-    }
-    d
-}
-
-/// The length of id `id`'s echo text for `payload` bytes.
-pub fn text_len(id: u64, payload: usize) -> usize {
-    payload.max(digits(id) + 1)
-}
-
-/// Whether `text` is exactly id `id`'s echo text for `payload` bytes.
-pub fn text_matches(text: &[u8], id: u64, payload: usize) -> bool {
-    let d = digits(id);
-    if text.len() != text_len(id, payload) || text.get(d) != Some(&b'.') {
-        return false;
-    }
-    let mut n: u64 = 0;
-    for &b in &text[..d] {
-        if !b.is_ascii_digit() {
-            return false;
-        }
-        n = n.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
-    }
-    n == id && text[d + 1..].iter().all(|&b| b == b'x')
-}
-
-/// The `x`s that pad every bench text, kept so that texts are written and checked with
-/// `memcpy`/`memcmp` rather than byte by byte. A filler of `payload` bytes serves every id.
-#[derive(Debug, Default, Clone)]
-pub struct Filler(Vec<u8>);
-
-impl Filler {
-    /// Makes it at least `len` bytes long.
-    pub fn grow(&mut self, len: usize) {
-        if self.0.len() < len {
-            self.0.resize(len, b'x');
-        }
-    }
-
-    /// The first `len` bytes, grown to that length first if needed.
-    fn take(&mut self, len: usize) -> &[u8] {
-        self.grow(len);
-        &self.0[..len]
-    }
-
-    /// Id `id`'s text for `payload` bytes (`"<id>.xxxx…"`).
-    pub fn text(&self, id: u64, payload: usize) -> Option<String> {
-        let fill = text_len(id, payload) - digits(id) - 1;
-        let pad = std::str::from_utf8(self.0.get(..fill)?).ok()?;
-        Some(format!("{id}.{pad}"))
-    }
-
-    /// Whether `raw` is exactly id `id`'s text for `payload` bytes; false also when this
-    /// filler is too short to tell.
-    pub fn is_text(&self, raw: &[u8], id: u64, payload: usize) -> bool {
-        let d = digits(id);
-        let len = text_len(id, payload);
-        if raw.len() != len || raw.get(d) != Some(&b'.') {
-            return false;
-        }
-        Some(&raw[d + 1..]) == self.0.get(..len - d - 1) && text_matches(&raw[..d + 1], id, d + 1)
-    }
 }
 
 #[derive(Deserialize)]
@@ -449,23 +379,15 @@ impl Server {
     /// Spawns `target` (in its own process group) with its stdin/stdout connected as `stdio`
     /// says; stderr is discarded.
     pub fn spawn(
-        target: &Target,
+        command: &ServerCommand,
         framing: Framing,
         stdio: Stdio,
         wait: Duration,
     ) -> Result<Server, DriveError> {
         let start =
             |e: std::io::Error| DriveError::Start(format!("cannot connect the server: {e}"));
-        let mut cmd = Command::new(&target.program);
-        cmd.args(&target.args)
-            .stderr(std::process::Stdio::null())
-            .process_group(0);
-        for (k, v) in &target.env {
-            cmd.env(k, v);
-        }
-        if let Some(dir) = &target.cwd {
-            cmd.current_dir(dir);
-        }
+        let mut cmd = command.to_command();
+        cmd.stderr(std::process::Stdio::null()).process_group(0);
         let socket = match stdio {
             Stdio::Pipes => {
                 cmd.stdin(std::process::Stdio::piped())
@@ -490,7 +412,7 @@ impl Server {
         // server would never see its input end.
         drop(cmd);
         let mut child = spawned
-            .map_err(|e| DriveError::Start(format!("cannot start {}: {e}", target.display())))?;
+            .map_err(|e| DriveError::Start(format!("cannot start {}: {e}", command.display())))?;
         let (stdin, stdout) = match socket {
             Some(ends) => ends,
             None => match (child.stdin.take(), child.stdout.take()) {
@@ -718,7 +640,7 @@ impl Server {
                     return Ok(Some((begin, stop)));
                 }
                 Framing::ContentLength => {
-                    let Some((h, length)) = header::read(data) else {
+                    let Some((h, length)) = header_block(data) else {
                         return Ok(None);
                     };
                     let Some(length) = length else {
@@ -727,7 +649,7 @@ impl Server {
                             shown(&data[..h])
                         )));
                     };
-                    let body = self.start + h + 4;
+                    let body = self.start + h;
                     if self.end < body + length {
                         if body + length > self.buf.len() && self.start > 0 {
                             self.buf.copy_within(self.start..self.end, 0);
@@ -929,8 +851,8 @@ mod tests {
             .into_iter()
             .flat_map(|s| [(s, Framing::Ndjson), (s, Framing::ContentLength)])
         {
-            let target = Target::new("cat", "cat", Vec::new());
-            let mut server = Server::spawn(&target, framing, stdio, Duration::from_secs(10))
+            let command = ServerCommand::new("cat");
+            let mut server = Server::spawn(&command, framing, stdio, Duration::from_secs(10))
                 .unwrap_or_else(|e| panic!("cat over {stdio:?}: {e}"));
             let cases = [(1u64, 64usize), (12, 5000), (123_456, 3), (9, 70_000)];
             for &(id, payload) in &cases {

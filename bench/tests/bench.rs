@@ -1,15 +1,14 @@
-//! `mcp-conformance bench`: against the bundled server and the built-in floor in both framings
+//! `mcp-bench`: against the bundled server and the built-in floor in both framings
 //! (every reply verified, every request before EOF answered, sane numbers), and against broken
 //! servers (a wrong id, a wrong text, requests dropped at EOF), which must fail the run.
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
-use common::{echo_server, run, Fixture, Run};
+use common::{broken_server, echo_server, run, Run};
 use serde_json::Value;
 
 const SMALL: &[&str] = &[
-    "bench",
     "--calls",
     "500",
     "--runs",
@@ -26,7 +25,7 @@ const SMALL: &[&str] = &[
 
 fn shown(run: &Run) -> String {
     format!(
-        "`mcp-conformance {}` exited {}\nstdout:\n{}\nstderr:\n{}",
+        "`mcp-bench {}` exited {}\nstdout:\n{}\nstderr:\n{}",
         run.args.join(" "),
         run.code,
         run.stdout,
@@ -151,7 +150,7 @@ fn benches_the_structured_floor_in_both_framings() {
     let (done, report) = bench(&[]);
     assert_eq!(report["floorReply"], Value::Null, "{}", shown(&done));
     assert_eq!(report["floorWorkNs"], Value::Null, "{}", shown(&done));
-    let alone = run(&["bench", "--floor-reply", "structured"]);
+    let alone = run(&["--floor-reply", "structured"]);
     assert_eq!(alone.code, 2, "{}", shown(&alone));
     assert!(alone.stderr.contains("--floor"), "{}", shown(&alone));
 }
@@ -162,7 +161,6 @@ fn benches_the_structured_floor_in_both_framings() {
 #[test]
 fn the_floor_spends_the_work_it_is_given_on_each_call() {
     let done = run(&[
-        "bench",
         "--floor",
         "--floor-work",
         "200000",
@@ -194,12 +192,12 @@ fn the_floor_spends_the_work_it_is_given_on_each_call() {
     );
     let (done, report) = bench(&["--floor"]);
     assert_eq!(report["floorWorkNs"], 0, "{}", shown(&done));
-    let alone = run(&["bench", "--floor-work", "100"]);
+    let alone = run(&["--floor-work", "100"]);
     assert_eq!(alone.code, 2, "{}", shown(&alone));
     assert!(alone.stderr.contains("--floor"), "{}", shown(&alone));
-    let bad = run(&["--floor-server", "ndjson", "plain", "soon"]);
+    let bad = run(&["serve-floor", "--work-ns", "soon"]);
     assert_eq!(bad.code, 2, "{}", shown(&bad));
-    assert!(bad.stderr.contains("`soon`"), "{}", shown(&bad));
+    assert!(bad.stderr.contains("'soon'"), "{}", shown(&bad));
 }
 
 /// Runs `program args` with `input` on stdin and returns its stdout, killing it after 10 s.
@@ -253,8 +251,14 @@ fn the_structured_floor_sends_the_echo_servers_reply_byte_for_byte() {
         input.as_bytes(),
     ));
     let floor = last_line(answers(
-        common::harness(),
-        &["--floor-server", "ndjson", "structured"],
+        common::bench_bin(),
+        &[
+            "serve-floor",
+            "--framing",
+            "ndjson",
+            "--reply",
+            "structured",
+        ],
         input.as_bytes(),
     ));
     assert_eq!(
@@ -263,8 +267,8 @@ fn the_structured_floor_sends_the_echo_servers_reply_byte_for_byte() {
     );
     assert_eq!(floor, ours);
     let unknown = answers(
-        common::harness(),
-        &["--floor-server", "ndjson", "fancy"],
+        common::bench_bin(),
+        &["serve-floor", "--reply", "fancy"],
         b"",
     );
     assert!(unknown.is_empty());
@@ -289,7 +293,7 @@ fn benches_over_a_socket_as_node_hosts_connect() {
     assert_eq!(report["stdio"], "pipes", "{}", shown(&done));
 
     let text = run(&[
-        "bench", "--stdio", "socket", "--runs", "1", "--calls", "50", "--floor",
+        "--stdio", "socket", "--runs", "1", "--calls", "50", "--floor",
     ]);
     assert_eq!(text.code, 0, "{}", shown(&text));
     assert!(
@@ -298,7 +302,7 @@ fn benches_over_a_socket_as_node_hosts_connect() {
         "{}",
         shown(&text)
     );
-    let client = run(&["bench", "--stdio", "socket", "--driver", "client"]);
+    let client = run(&["--stdio", "socket", "--driver", "client"]);
     assert_eq!(client.code, 2, "{}", shown(&client));
     assert!(
         client
@@ -329,7 +333,7 @@ fn the_client_library_drives_the_bundled_server_and_the_floor_in_both_framings()
     }
     let server = echo_server().display().to_string();
     let args = [
-        "bench", "--driver", "client", "--calls", "100", "--runs", "1", "--", &server,
+        "--driver", "client", "--calls", "100", "--runs", "1", "--", &server,
     ];
     let run = run(&args);
     assert_eq!(run.code, 0, "{}", shown(&run));
@@ -355,7 +359,7 @@ fn the_client_library_driver_fails_on_a_wrong_text() {
 fn text_report_and_explicit_command() {
     let server = echo_server().display().to_string();
     let run = run(&[
-        "bench", "--calls", "200", "--runs", "2", "--window", "1,4", "--", &server,
+        "--calls", "200", "--runs", "2", "--window", "1,4", "--", &server,
     ]);
     assert_eq!(run.code, 0, "{}", shown(&run));
     for needle in [
@@ -413,7 +417,6 @@ fn bench_fails(target: &[String], extra: &[&str], needle: &str) {
 /// A short bench of `target`: one run, windows 1 and 4.
 fn bench_args(target: &[String], extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = [
-        "bench",
         "--calls",
         "50",
         "--runs",
@@ -441,28 +444,20 @@ fn logged_starts(name: &str, line: &str, extra: &[&str]) -> (Run, Vec<String>) {
     let script = format!(
         "import os, sys; open(sys.argv[1], 'a').write({line} + '\\n'); os.execv(sys.argv[2], [sys.argv[2]])"
     );
-    let args: Vec<String> = [
-        "bench",
-        "--calls",
-        "50",
-        "--timeout",
-        "5",
-        "--format",
-        "json",
-    ]
-    .iter()
-    .chain(extra)
-    .map(|s| s.to_string())
-    .chain([
-        "--".into(),
-        "python3".into(),
-        "-S".into(),
-        "-c".into(),
-        script,
-        log.display().to_string(),
-        echo_server().display().to_string(),
-    ])
-    .collect();
+    let args: Vec<String> = ["--calls", "50", "--timeout", "5", "--format", "json"]
+        .iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .chain([
+            "--".into(),
+            "python3".into(),
+            "-S".into(),
+            "-c".into(),
+            script,
+            log.display().to_string(),
+            echo_server().display().to_string(),
+        ])
+        .collect();
     let run = run(&args);
     assert_eq!(run.code, 0, "{}", shown(&run));
     let lines = std::fs::read_to_string(&log).unwrap();
@@ -493,7 +488,7 @@ fn warmup_starts_come_before_the_runs_and_are_counted_exactly() {
 /// `same`, the next allowed one for `split` (where the machine has two).
 #[test]
 fn pin_starts_each_server_on_the_cpu_the_report_names() {
-    let allowed = mcp_conformance::bench::pin::allowed().unwrap();
+    let allowed = mcp_bench::pin::allowed().unwrap();
     let placements: &[&str] = if allowed.len() >= 2 {
         &["same", "split"]
     } else {
@@ -532,9 +527,9 @@ fn pin_split_on_one_cpu_is_a_usage_error() {
         "-c",
         "import os, sys; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); os.execv(sys.argv[1], sys.argv[1:])",
     ])
-    .arg(common::harness())
-    .args(["bench", "--pin", "split", "--calls", "10"]);
-    let run = common::run_command(cmd, vec!["bench --pin split (one CPU)".into()], |_| {});
+    .arg(common::bench_bin())
+    .args(["--pin", "split", "--calls", "10"]);
+    let run = common::run_command(cmd, vec!["--pin split (one CPU)".into()]);
     assert_eq!(run.code, 2, "{}", shown(&run));
     assert!(
         run.stderr.contains("--pin split needs two CPUs"),
@@ -604,9 +599,8 @@ fn a_server_without_the_benchs_echo_is_told_what_the_bench_needs() {
 
 #[test]
 fn requests_dropped_at_eof_fail_the_run() {
-    let fixture = Fixture::bug("drop-pending-at-eof").command();
+    let fixture = broken_server("drop-pending-at-eof");
     let mut all: Vec<String> = [
-        "bench",
         "--calls",
         "20",
         "--runs",
@@ -635,10 +629,13 @@ fn requests_dropped_at_eof_fail_the_run() {
 }
 
 #[test]
-fn the_old_usage_still_runs_the_suite() {
-    let list = run(&["--list"]);
-    assert_eq!(list.code, 0, "{}", shown(&list));
-    assert!(list.stdout.contains("lifecycle"), "{}", shown(&list));
-    let both = run(&["bench", "--floor", "--", "true"]);
+fn the_floor_and_a_command_at_once_is_a_usage_error() {
+    let both = run(&["--floor", "--", "true"]);
     assert_eq!(both.code, 2, "{}", shown(&both));
+    assert!(
+        both.stderr
+            .contains("give either --floor or a command after --, not both"),
+        "{}",
+        shown(&both)
+    );
 }

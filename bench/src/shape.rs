@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use memchr::memmem;
 
-use super::driver::{text_len, Filler};
+use super::text::{text_len, Filler};
 
 /// One piece of a learnt reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,7 +161,7 @@ fn number(bytes: &[u8]) -> Option<(u64, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::driver::{check_reply, Incoming};
+    use crate::driver::{check_reply, Incoming};
 
     const PAYLOAD: usize = 12;
 

@@ -1,4 +1,4 @@
-//! `mcp-conformance bench`: start time, sequential latency, pipelined throughput, CPU per call,
+//! `mcp-bench`: start time, sequential latency, pipelined throughput, CPU per call,
 //! peak memory, EOF behaviour of a stdio MCP server, each run in a fresh process, with every
 //! reply verified. See [`driver`] for the load driver, [`client`] for the same calls made through
 //! the `mcp-client` library (`--driver client`), and [`floor`] for the reference program.
@@ -6,21 +6,21 @@
 pub mod client;
 pub mod driver;
 pub mod floor;
-mod header;
 pub mod pin;
 pub mod procfs;
 pub mod report;
 mod shape;
 pub mod stats;
 mod structured;
+mod text;
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use mcp_protocol::Framing;
 
-use crate::target::Target;
 use driver::{DriveError, Incoming, Server, Verifier, BENCH_VERSION};
+use mcp_client::ServerCommand;
 
 /// Sequential (window 1) calls per payload are capped at this many, to keep slow servers'
 /// runs short; the JSON report says how many were made (`sequentialCalls`).
@@ -32,7 +32,8 @@ pub const EOF_BURST: usize = 1000;
 /// What to measure.
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
-    pub target: Target,
+    /// The server's command (for the floor: this binary's hidden `serve-floor`).
+    pub command: ServerCommand,
     /// Shown in reports: the command line, or `(floor)`.
     pub label: String,
     pub floor: bool,
@@ -425,7 +426,7 @@ fn run_once(config: &BenchConfig, run: usize) -> Result<RunResult, DriveError> {
 fn start(config: &BenchConfig) -> Result<(Server, f64), DriveError> {
     let spawned = Instant::now();
     let mut server = pin::on_server_cpu(config.pin, || {
-        Server::spawn(&config.target, config.framing, config.stdio, config.wait)
+        Server::spawn(&config.command, config.framing, config.stdio, config.wait)
     })
     .map_err(DriveError::Start)??;
     let init = format!(

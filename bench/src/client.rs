@@ -15,7 +15,8 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use mcp_client::{Client, ClientOptions, CloseStep, EraChoice};
 use mcp_protocol::mcp::{CallToolResult, ContentBlock, ProtocolVersion};
 
-use super::driver::{text_len, verify, DriveError, Filler, BENCH_VERSION, ECHO_CONTRACT};
+use super::driver::{verify, DriveError, BENCH_VERSION, ECHO_CONTRACT};
+use super::text::{text_len, Filler};
 use super::{procfs, BenchConfig, Calls, RunResult};
 
 /// One runtime thread, like the lean driver: the bench process's CPU is the client's.
@@ -43,10 +44,10 @@ fn options(config: &BenchConfig) -> ClientOptions {
 async fn start(config: &BenchConfig) -> Result<(Client, f64), DriveError> {
     let spawned = Instant::now();
     let client = super::pin::on_server_cpu(config.pin, || {
-        Client::spawn(config.target.command(), options(config))
+        Client::spawn(config.command.clone(), options(config))
     })
     .map_err(DriveError::Start)?
-    .map_err(|e| DriveError::Start(format!("cannot start {}: {e}", config.target.display())))?;
+    .map_err(|e| DriveError::Start(format!("cannot start {}: {e}", config.command.display())))?;
     client
         .connect()
         .await

@@ -1,7 +1,6 @@
 //! The floor: a trivial stdio program that answers each request with a canned reply, as the
-//! reference for what the pipes and the load driver cost. It runs as a hidden mode of this
-//! binary (`mcp-conformance --floor-server [ndjson|content-length] [plain|structured] [NS]`), so
-//! no extra executable is needed.
+//! reference for what the pipes and the load driver cost. It runs as a hidden subcommand of
+//! the bench's own binary (`mcp-bench serve-floor`), so no extra executable is needed.
 //!
 //! It reads stdin in large chunks and, for every complete frame in a chunk, finds `"id":` and
 //! the `"text":"…"` string with `memchr`-level scanning (no JSON tree), splices them into a
@@ -25,13 +24,8 @@ use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use mcp_protocol::codec::put_plain_header;
+use mcp_protocol::codec::{header_block, put_plain_header};
 use memchr::memmem;
-
-use super::header;
-
-/// The hidden flag that selects the floor mode.
-pub const FLOOR_FLAG: &str = "--floor-server";
 
 const INIT_RESULT: &[u8] = br#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mcp-conformance-floor","version":"0"}}"#;
 
@@ -52,12 +46,6 @@ impl Reply {
             Reply::Plain => "plain",
             Reply::Structured => "structured",
         }
-    }
-
-    pub fn from_name(name: &str) -> Option<Reply> {
-        [Reply::Plain, Reply::Structured]
-            .into_iter()
-            .find(|r| r.name() == name)
     }
 }
 
@@ -107,17 +95,17 @@ pub fn serve(content_length: bool, reply: Reply, work: Duration) -> u8 {
         loop {
             let data = &buf[start..end];
             let frame = if content_length {
-                let Some((h, length)) = header::read(data) else {
+                let Some((h, length)) = header_block(data) else {
                     break;
                 };
                 let Some(len) = length else {
                     return 1;
                 };
-                if data.len() < h + 4 + len {
+                if data.len() < h + len {
                     break;
                 }
-                start += h + 4 + len;
-                &data[h + 4..h + 4 + len]
+                start += h + len;
+                &data[h..h + len]
             } else {
                 let Some(i) = memchr::memchr(b'\n', data) else {
                     break;
@@ -258,13 +246,5 @@ mod tests {
             out,
             br#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"text":"x\\","type":"text"}],"structuredContent":{"text":"x\\"}}}"#
         );
-    }
-
-    #[test]
-    fn reply_names_round_trip() {
-        for reply in [Reply::Plain, Reply::Structured] {
-            assert_eq!(Reply::from_name(reply.name()), Some(reply));
-        }
-        assert_eq!(Reply::from_name("Structured"), None);
     }
 }
