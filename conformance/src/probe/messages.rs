@@ -1,0 +1,46 @@
+//! The messages checks send that every check builds alike: `initialize` as a spec-following
+//! client sends it, and the 2026-07-28 `_meta` every modern request carries.
+
+use mcp_protocol::mcp::modern;
+use serde_json::{json, Value};
+
+/// The `_meta` of a modern request (2026-07-28 `schema.ts` RequestMetaObject): `version`, no
+/// optional client capabilities, and the harness's identity.
+pub fn modern_meta(version: &str) -> Value {
+    json!({
+        (modern::META_PROTOCOL_VERSION): version,
+        (modern::META_CLIENT_CAPABILITIES): {},
+        (modern::META_CLIENT_INFO): {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+/// `params` with `_meta` set to `meta`; a `_meta` already there is kept. Params that are not
+/// an object (a check sending something odd on purpose) are left alone.
+pub fn with_meta(params: Option<Value>, meta: &Value) -> Value {
+    let mut params = params.unwrap_or_else(|| json!({}));
+    if let Some(obj) = params.as_object_mut() {
+        obj.entry("_meta").or_insert_with(|| meta.clone());
+    }
+    params
+}
+
+/// `initialize` params as a spec-following client sends them.
+pub fn initialize_params(version: &str) -> Value {
+    json!({
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")}
+    })
+}
+
+/// A whole `initialize` request (its id set when it is sent).
+pub fn initialize_request(version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": null, "method": "initialize",
+        "params": initialize_params(version)})
+}
+
+/// A whole `server/discover` request with 2026-07-28 `_meta` (its id set when it is sent).
+pub fn discover_request() -> Value {
+    json!({"jsonrpc": "2.0", "id": null, "method": modern::DISCOVER,
+        "params": {"_meta": modern_meta(modern::VERSION)}})
+}
