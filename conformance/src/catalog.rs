@@ -132,7 +132,7 @@ impl Check {
         self
     }
 
-    /// Its level in the `echo` profile (what our server's README promises).
+    /// Its level in the `echo` profile (what our server's docs (docs/server.md) promise).
     pub(crate) fn echo_level(mut self, level: Level) -> Check {
         self.info.echo_level = Some(level);
         self

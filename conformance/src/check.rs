@@ -105,7 +105,7 @@ pub struct CheckInfo {
     /// Only in the `echo` profile (our server's documented behaviour, not the spec's).
     #[serde(default)]
     pub echo_only: bool,
-    /// The level in the `echo` profile, where it differs: what our server's README promises
+    /// The level in the `echo` profile, where it differs: what our server's docs (docs/server.md) promise
     /// beyond the spec (an INFO check of the spec can be a MUST of ours).
     #[serde(default)]
     pub echo_level: Option<Level>,

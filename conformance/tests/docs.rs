@@ -19,8 +19,8 @@ A check's level is the word its cited sentence uses: **MUST** only where the tex
 silent, or where the check feeds the server input the spec forbids the client to send (\"The
 client MUST NOT write anything to the server's stdin that is not a valid MCP message\": nothing
 then binds the server). An INFO check reports what the server did and never fails. Under the
-`echo` profile (the bundled `mcp-echo-server`), some checks have the level our own README
-promises instead; `echo.*` checks run only there.
+`echo` profile (the bundled `mcp-echo-server`), some checks have the level our own docs
+(`docs/server.md`) promise instead; `echo.*` checks run only there.
 
 Where a check runs:
 
@@ -92,7 +92,7 @@ fn render() -> String {
     for c in &checks {
         let i = &c.info;
         let quote = match (i.quote.is_empty(), i.echo_only) {
-            (_, true) => "README (our server's documented behaviour)".to_owned(),
+            (_, true) => "docs/server.md (our server's documented behaviour)".to_owned(),
             (true, false) => "(the text is silent)".to_owned(),
             (false, false) => format!("“{}”", i.quote),
         };

@@ -153,7 +153,7 @@ pub fn checks() -> Vec<Check> {
             "echo.round-trips",
             Level::Must,
             "echo returns empty, unicode, newline-containing and 1 MiB texts verbatim",
-            "README, Behaviour (the echo tool)",
+            "docs/server.md, The echo tool",
             |ctx| echo_round_trips(ctx).boxed(),
         )
         .session(Session::Legacy)
