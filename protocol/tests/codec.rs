@@ -525,7 +525,7 @@ fn content_length_headers_are_exact_as_body_lengths_change_width() {
 }
 
 /// The header the Content-Length encoders write, and peers that frame for themselves (the
-/// conformance bench): `Content-Length: N\r\n\r\n`, N in decimal, appended.
+/// bench, `mcp-bench`): `Content-Length: N\r\n\r\n`, N in decimal, appended.
 #[test]
 fn put_plain_header_appends_the_header_for_any_length() {
     let written = |body: usize| {
