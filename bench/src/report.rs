@@ -42,18 +42,10 @@ use serde_json::{json, Value};
 
 use super::stats::Spread;
 use super::{BenchConfig, DriverKind, RunResult, EOF_BURST};
-use mcp_protocol::Framing;
 
 fn spread(values: impl Iterator<Item = Option<f64>>) -> Option<Spread> {
     let v: Option<Vec<f64>> = values.collect();
     Spread::of(&v?)
-}
-
-fn framing_name(f: Framing) -> &'static str {
-    match f {
-        Framing::Ndjson => "ndjson",
-        Framing::ContentLength => "content-length",
-    }
 }
 
 /// The JSON report.
@@ -89,7 +81,7 @@ pub fn json(config: &BenchConfig, runs: &[RunResult]) -> Value {
         "floor": config.floor,
         "floorReply": config.floor_reply.map(|r| r.name()),
         "floorWorkNs": config.floor_work_ns,
-        "framing": framing_name(config.framing),
+        "framing": config.framing.as_str(),
         "calls": config.calls,
         "sequentialCalls": config.sequential_calls(),
         "eofBurst": EOF_BURST,
@@ -136,7 +128,7 @@ pub fn text(config: &BenchConfig, runs: &[RunResult]) -> String {
     out.push_str(&format!(
         "bench {} ({}{}{}{}), {} run(s): {} pipelined / {} sequential calls per cell; median (min–max)\n\n",
         config.label,
-        framing_name(config.framing),
+        config.framing.as_str(),
         match config.stdio {
             super::driver::Stdio::Pipes => "",
             super::driver::Stdio::Socket => ", stdin and stdout on a socket",

@@ -14,7 +14,7 @@ use std::fmt;
 use mcp_protocol::mcp::{modern, Implementation, InitializeResult, ServerCapabilities};
 use mcp_protocol::ErrorObject;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// The era a connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -183,16 +183,7 @@ impl Connected {
 }
 
 /// The `_meta` every modern request carries.
-pub(crate) fn request_meta(version: &str, client_info: &Implementation) -> Map<String, Value> {
-    let mut meta = Map::new();
-    meta.insert(modern::META_PROTOCOL_VERSION.into(), Value::from(version));
-    meta.insert(modern::META_CLIENT_CAPABILITIES.into(), json!({}));
-    meta.insert(
-        modern::META_CLIENT_INFO.into(),
-        serde_json::to_value(client_info).unwrap_or(Value::Null),
-    );
-    meta
-}
+pub(crate) use modern::request_meta;
 
 /// `params` with `meta` merged into `params._meta`: keys the caller set are kept as they are,
 /// the others are added; params and `_meta` are created if absent.
@@ -285,6 +276,7 @@ pub(crate) fn newest_common(supported: &[String], tried: &[&str]) -> Option<&'st
 #[cfg(test)]
 mod tests {
     use mcp_protocol::ErrorCode;
+    use serde_json::json;
 
     use super::*;
 

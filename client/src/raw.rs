@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures::StreamExt;
 use mcp_protocol::codec::{RawCodec, RawFrame};
-use mcp_protocol::{FrameError, Framing, FramingMode, StdioCodec};
+use mcp_protocol::{char_prefix, FrameError, Framing, FramingMode, StdioCodec};
 use nix::sys::signal::Signal;
 use serde::Serialize;
 use serde_json::Value;
@@ -344,11 +344,7 @@ fn event_of(frame: RawFrame) -> RawEvent {
 fn record(log: &Transcript, started: Instant, direction: Direction, mut text: String) {
     if text.len() > MAX_ENTRY_TEXT {
         let total = text.len();
-        let mut cut = MAX_ENTRY_TEXT;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
+        text.truncate(char_prefix(&text, MAX_ENTRY_TEXT).len());
         text.push_str(&format!("… ({total} bytes in all)"));
     }
     log.lock()

@@ -60,12 +60,4 @@ impl RunConfig {
     pub fn first_reply_wait(&self) -> Duration {
         self.start_wait.max(self.wait)
     }
-
-    /// `ndjson` or `content-length`, as reports and the command line write it.
-    pub fn framing_name(&self) -> &'static str {
-        match self.framing {
-            Framing::Ndjson => "ndjson",
-            Framing::ContentLength => "content-length",
-        }
-    }
 }

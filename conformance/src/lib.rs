@@ -34,6 +34,3 @@ use mcp_protocol::mcp::ProtocolVersion;
 
 /// The version offered in handshakes.
 pub const LATEST: &str = ProtocolVersion::LATEST.as_str_const();
-
-/// Every legacy-era version, oldest first.
-pub const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];

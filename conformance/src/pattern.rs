@@ -5,6 +5,7 @@
 //! placeholders: `$any` (present, any value), `$absent` (as an object member: must not be
 //! there), `$string`, `$number`, `$integer`, `$bool`, `$object`, `$array`, `$null`.
 
+use mcp_protocol::char_prefix;
 use serde_json::Value;
 
 /// Checks `actual` against `pattern`; the error names the first mismatch by its JSON path.
@@ -93,11 +94,7 @@ pub fn short(v: &Value) -> String {
     if s.len() <= 160 {
         return s;
     }
-    let mut cut = 157;
-    while !s.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}...", &s[..cut])
+    format!("{}...", char_prefix(&s, 157))
 }
 
 #[cfg(test)]

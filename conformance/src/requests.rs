@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 
 use bytes::BytesMut;
-use mcp_protocol::{Framing, FramingMode, StdioCodec};
+use mcp_protocol::{Framing, StdioCodec};
 use serde_json::Value;
 
 use crate::mismatch;
@@ -39,12 +39,8 @@ pub struct Requests {
 
 impl Requests {
     pub fn new(framing: Framing) -> Requests {
-        let mode = match framing {
-            Framing::Ndjson => FramingMode::Ndjson,
-            Framing::ContentLength => FramingMode::ContentLength,
-        };
         Requests {
-            decoder: StdioCodec::new(mode),
+            decoder: StdioCodec::new(framing.into()),
             written: BytesMut::new(),
             sent: HashSet::new(),
             sent_ids: Vec::new(),

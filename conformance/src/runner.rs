@@ -190,7 +190,7 @@ pub async fn run_target(
     let mut report = TargetReport {
         name: target.name.clone(),
         command: target.display(),
-        framing: config.framing_name().to_owned(),
+        framing: config.framing.as_str().to_owned(),
         profile: config.profile,
         server_info: None,
         eras: Vec::new(),

@@ -1,4 +1,5 @@
-//! How a JSON value is named in an error message: its type, or its text cut short.
+//! How a JSON value is named in an error message: its type, or its text cut short (at a char
+//! boundary, as every crate here cuts peer text).
 
 use serde_json::Value;
 
@@ -16,14 +17,34 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
 
 /// A value for an error message, cut short so a huge input cannot make a huge reply.
 pub(crate) fn short_json(v: &Value) -> String {
-    let mut s = v.to_string();
-    if s.len() > 64 {
-        let mut cut = 61;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-        s.push_str("...");
+    let s = v.to_string();
+    if s.len() <= 64 {
+        return s;
     }
-    s
+    format!("{}...", char_prefix(&s, 61))
+}
+
+/// The longest start of `s` that is at most `max_bytes` long and ends on a char boundary:
+/// how peer text is cut before it goes into a message, a log line or a transcript.
+pub fn char_prefix(s: &str, max_bytes: usize) -> &str {
+    let mut end = max_bytes.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_never_splits_a_char() {
+        let s = "aé🦀";
+        let prefixes: Vec<&str> = (0..=s.len() + 1).map(|n| char_prefix(s, n)).collect();
+        assert_eq!(
+            prefixes,
+            ["", "a", "a", "aé", "aé", "aé", "aé", "aé🦀", "aé🦀"]
+        );
+    }
 }

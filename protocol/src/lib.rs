@@ -28,6 +28,7 @@ mod scan;
 pub use crate::codec::{Framing, FramingMode, StdioCodec};
 pub use crate::error::{ErrorCode, ErrorObject, FrameError, InvalidMessage};
 pub use crate::id::RequestId;
+pub use crate::json::char_prefix;
 pub use crate::message::{Incoming, Message, Notification, Request, Response};
 pub use crate::outgoing::Outgoing;
 pub use crate::params::{Params, ParamsType};

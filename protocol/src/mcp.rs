@@ -114,6 +114,24 @@ pub mod modern {
         "alert",
         "emergency",
     ];
+
+    /// The `_meta` every modern request carries (2026-07-28 `schema.ts`, RequestMetaObject):
+    /// its version, the client's capabilities (none), and the client's identity.
+    pub fn request_meta(
+        version: &str,
+        client_info: &super::Implementation,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let mut meta = serde_json::Map::new();
+        meta.insert(META_PROTOCOL_VERSION.into(), version.into());
+        meta.insert(META_CLIENT_CAPABILITIES.into(), serde_json::json!({}));
+        let mut info =
+            serde_json::json!({"name": client_info.name, "version": client_info.version});
+        if let Some(title) = &client_info.title {
+            info["title"] = title.as_str().into();
+        }
+        meta.insert(META_CLIENT_INFO.into(), info);
+        meta
+    }
 }
 
 /// Method names used by the echo server (`schema.ts`, `method:` literals).

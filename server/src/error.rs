@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 
 use mcp_protocol::mcp::ProtocolVersion;
-use mcp_protocol::{ErrorCode, ErrorObject, RequestId};
+use mcp_protocol::{char_prefix, ErrorCode, ErrorObject, RequestId};
 
 /// The most bytes of a peer's name or value shown in a message.
 const MAX_SHOWN: usize = 256;
@@ -86,11 +86,11 @@ fn cut(s: &str, max: usize) -> Cow<'_, str> {
     if s.len() <= max {
         return Cow::Borrowed(s);
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    Cow::Owned(format!("{}… ({} bytes in all)", &s[..end], s.len()))
+    Cow::Owned(format!(
+        "{}… ({} bytes in all)",
+        char_prefix(s, max),
+        s.len()
+    ))
 }
 
 /// A peer's string in `Debug` quotes, cut first: escaping can make one byte six (`\u{1f}`).
@@ -99,11 +99,7 @@ fn quoted(s: &str) -> String {
     if s.len() <= limit {
         return format!("{s:?}");
     }
-    let mut end = limit;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{:?}… ({} bytes in all)", &s[..end], s.len())
+    format!("{:?}… ({} bytes in all)", char_prefix(s, limit), s.len())
 }
 
 /// A request id as in logs (strings quoted), cut like any other peer value.

@@ -1,6 +1,7 @@
 //! Lifecycle (`basic/lifecycle.mdx`): initialize, version negotiation, initialized, ping.
 
 use futures::FutureExt;
+use mcp_protocol::mcp::ProtocolVersion;
 use serde_json::{json, Value};
 
 use super::step;
@@ -9,7 +10,7 @@ use crate::check::{Level, Outcome, Session};
 use crate::pattern::{describe, short};
 use crate::probe::initialize_request;
 use crate::session::Ctx;
-use crate::{LATEST, LEGACY_VERSIONS};
+use crate::LATEST;
 
 /// A version no server supports.
 const UNKNOWN_VERSION: &str = "1999-01-01";
@@ -193,7 +194,7 @@ async fn negotiated(ctx: &Ctx, offered: &str) -> Result<String, String> {
 
 async fn version_negotiation(ctx: &Ctx) -> Outcome {
     let mut answers = Vec::new();
-    for offered in LEGACY_VERSIONS {
+    for offered in ProtocolVersion::ALL.map(ProtocolVersion::as_str) {
         let answer = step!(
             negotiated(ctx, offered).await,
             format!("a protocolVersion for {offered}")
@@ -242,7 +243,7 @@ async fn version_unknown(ctx: &Ctx) -> Outcome {
 
 async fn version_unknown_latest(ctx: &Ctx) -> Outcome {
     let mut latest_supported = None;
-    for v in LEGACY_VERSIONS {
+    for v in ProtocolVersion::ALL.map(ProtocolVersion::as_str) {
         if negotiated(ctx, v).await.is_ok_and(|answer| answer == v) {
             latest_supported = Some(v);
         }

@@ -1,17 +1,22 @@
 //! The messages checks send that every check builds alike: `initialize` as a spec-following
 //! client sends it, and the 2026-07-28 `_meta` every modern request carries.
 
-use mcp_protocol::mcp::modern;
+use mcp_protocol::mcp::{modern, Implementation};
 use serde_json::{json, Value};
 
 /// The `_meta` of a modern request (2026-07-28 `schema.ts` RequestMetaObject): `version`, no
 /// optional client capabilities, and the harness's identity.
 pub fn modern_meta(version: &str) -> Value {
-    json!({
-        (modern::META_PROTOCOL_VERSION): version,
-        (modern::META_CLIENT_CAPABILITIES): {},
-        (modern::META_CLIENT_INFO): {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")},
-    })
+    Value::Object(modern::request_meta(version, &harness_info()))
+}
+
+/// Who the harness says it is, in `initialize` and in modern `_meta`.
+fn harness_info() -> Implementation {
+    Implementation {
+        name: "mcp-conformance".to_owned(),
+        title: None,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    }
 }
 
 /// `params` with `_meta` set to `meta`; a `_meta` already there is kept. Params that are not
@@ -29,7 +34,7 @@ pub fn initialize_params(version: &str) -> Value {
     json!({
         "protocolVersion": version,
         "capabilities": {},
-        "clientInfo": {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")}
+        "clientInfo": harness_info(),
     })
 }
 

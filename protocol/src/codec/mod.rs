@@ -21,6 +21,7 @@ mod write;
 
 pub use lsp::header_block;
 
+use std::fmt;
 use std::io;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
@@ -45,6 +46,32 @@ pub enum Framing {
     Ndjson,
     /// `Content-Length: N\r\n\r\n` followed by N bytes of JSON (LSP base protocol).
     ContentLength,
+}
+
+impl Framing {
+    /// `ndjson` or `content-length`: how command lines and reports write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Framing::Ndjson => "ndjson",
+            Framing::ContentLength => "content-length",
+        }
+    }
+}
+
+impl fmt::Display for Framing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A codec fixed to one framing.
+impl From<Framing> for FramingMode {
+    fn from(framing: Framing) -> FramingMode {
+        match framing {
+            Framing::Ndjson => FramingMode::Ndjson,
+            Framing::ContentLength => FramingMode::ContentLength,
+        }
+    }
 }
 
 /// How a codec chooses its framing.
