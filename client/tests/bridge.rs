@@ -384,7 +384,8 @@ async fn approval_gate_denies_and_allows_local_tools() {
     assert_eq!(deletions.load(Ordering::SeqCst), 1);
 }
 
-#[tokio::test]
+/// In paused time, so the final "a moment for a stray frame" runs until every task is idle.
+#[tokio::test(start_paused = true)]
 async fn approval_gate_covers_remote_tools() {
     let (options, frames) = recording(quick_options());
     let (client, _server) = echo_in_memory(options);
@@ -441,7 +442,8 @@ async fn approval_gate_covers_remote_tools() {
         ToolOutput::ok("approved")
     );
     assert_eq!(tools_calls(), 1);
-    // Give a stray frame a moment to show up: still exactly one call.
+    // Give a stray frame a moment to show up (paused time: until all tasks are idle): still
+    // exactly one call.
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(tools_calls(), 1);
 }

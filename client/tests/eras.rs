@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_client::protocol::mcp::ContentBlock;
 use mcp_client::protocol::ErrorCode;
@@ -420,22 +420,24 @@ async fn auto_falls_back_on_any_other_error() {
     }
 }
 
-#[tokio::test]
+/// In paused time: the probe timeout fires at its virtual instant, whatever the load.
+#[tokio::test(start_paused = true)]
 async fn auto_falls_back_when_the_probe_is_not_answered() {
     let options = ClientOptions {
         probe_timeout: Duration::from_millis(300),
         ..quick_options()
     };
     let (client, mut fake) = fake_server(options);
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let connect = spawn_connect(&client);
     let probe = fake.expect_request("server/discover").await;
     // Silence: the next frame is initialize, after the probe timeout, with no cancellation.
     let init = fake.recv().await;
     let waited = started.elapsed();
     assert_eq!(init["method"], "initialize", "{init}");
+    // Virtual time: the 300 ms probe timeout, not a longer one, and not a moment early.
     assert!(
-        waited >= Duration::from_millis(300) && waited < Duration::from_secs(3),
+        waited >= Duration::from_millis(300) && waited < Duration::from_millis(350),
         "{waited:?}"
     );
     // The late reply to the probe (even a DiscoverResult) is dropped as an unknown id.

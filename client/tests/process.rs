@@ -38,11 +38,12 @@ fn echo_text(result: &mcp_client::protocol::mcp::CallToolResult) -> &str {
 // The real echo server
 // ---------------------------------------------------------------------------------------------
 
-/// The default 2 s grace for servers that do exit on EOF: a slow start on a loaded machine
-/// must not turn `StdinClosed` into `Terminated`.
+/// A grace of an hour for servers that do exit on EOF: only their exit can end `close()`, so
+/// a slow start on a loaded machine cannot turn `StdinClosed` into `Terminated`, and a server
+/// that ignored EOF would fail the test at its `within` bound instead.
 fn patient_close() -> ClientOptions {
     ClientOptions {
-        close_grace: Duration::from_secs(2),
+        close_grace: Duration::from_secs(3600),
         ..quick_options()
     }
 }
@@ -92,16 +93,9 @@ async fn exercise_real_server(command: ServerCommand, framing: Framing) {
     assert!(echo_text(&bad).contains("`text` must be a string"));
     within("ping", client.ping()).await.unwrap();
 
-    let started = Instant::now();
     let report = within("close", client.close()).await;
     assert_eq!(report.step, CloseStep::StdinClosed, "{report:?}");
     assert!(report.status.unwrap().success(), "{report:?}");
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
-    assert!(report.elapsed < Duration::from_secs(2), "{report:?}");
     assert_eq!(client.state(), State::Closed);
     match within("call after close", client.ping()).await {
         Err(ClientError::Closed(reason)) => {
@@ -192,9 +186,10 @@ const WAIT_EXIT: Duration = Duration::from_secs(5);
 
 #[tokio::test]
 async fn crash_mid_call_fails_every_caller_with_status_and_stderr() {
-    // The fixture answers its first line as `initialize`: no probe.
+    // The fixture answers its first line as `initialize`: no probe. The calls' timeout is an
+    // hour: only the crash can end them (else the `within` bound fails the test).
     let options = ClientOptions {
-        request_timeout: Duration::from_secs(30),
+        request_timeout: Duration::from_secs(3600),
         ..legacy_options()
     };
     let client = Client::spawn(sh_fixture("crash_mid_call.sh"), options).unwrap();
@@ -202,18 +197,12 @@ async fn crash_mid_call_fails_every_caller_with_status_and_stderr() {
     assert_eq!(init.server_info().unwrap().name, "crash-mid-call");
     assert_eq!(client.state(), State::Ready);
 
-    let started = Instant::now();
     let calls = futures::future::join_all([
         client.call_tool("echo", json!({"text": "the call that crashes it"})),
         client.call_tool("echo", json!({"text": "a second caller"})),
         client.call_tool("echo", json!({"text": "a third caller"})),
     ]);
     let results = within("the calls to fail", calls).await;
-    let elapsed = started.elapsed();
-    assert!(
-        elapsed < Duration::from_secs(5),
-        "the callers waited {elapsed:?}: a crash must fail them at once, not at the timeout"
-    );
     for (i, result) in results.into_iter().enumerate() {
         match result {
             Err(ClientError::Closed(reason)) => {
@@ -258,21 +247,16 @@ async fn crash_mid_call_fails_every_caller_with_status_and_stderr() {
 async fn crash_during_initialize_closes_the_connection() {
     let script = r#"IFS= read -r line; echo "cannot start: missing config" >&2; exit 5"#;
     let command = ServerCommand::new("sh").args(["-c", script]);
+    // An hour: only the crash can end the wait (else the `within` bound fails the test).
     let options = ClientOptions {
-        request_timeout: Duration::from_secs(30),
+        request_timeout: Duration::from_secs(3600),
         ..quick_options()
     };
     let client = Client::spawn(command, options).unwrap();
-    let started = Instant::now();
     let reason = match within("initialize", client.initialize()).await {
         Err(ClientError::Closed(reason)) => reason,
         other => panic!("expected Closed, got {other:?}"),
     };
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
     assert_eq!(reason.status.and_then(|s| s.code()), Some(5), "{reason}");
     assert_eq!(
         reason.stderr_tail,
@@ -328,7 +312,6 @@ async fn close_kills_a_server_that_ignores_eof_and_sigterm() {
         report.elapsed >= Duration::from_millis(600),
         "two grace periods of 300 ms come first: {report:?}"
     );
-    assert!(report.elapsed < Duration::from_secs(3), "{report:?}");
     assert_eq!(client.state(), State::Closed);
 }
 
@@ -343,7 +326,6 @@ async fn close_terminates_a_server_that_ignores_eof() {
         report.elapsed >= Duration::from_millis(300),
         "one grace period comes first: {report:?}"
     );
-    assert!(report.elapsed < Duration::from_secs(2), "{report:?}");
 }
 
 #[tokio::test]
@@ -353,7 +335,6 @@ async fn close_closes_stdin_of_the_echo_server() {
     let report = within("close", client.close()).await;
     assert_eq!(report.step, CloseStep::StdinClosed, "{report:?}");
     assert!(report.status.unwrap().success(), "{report:?}");
-    assert!(report.elapsed < Duration::from_secs(2), "{report:?}");
 }
 
 #[tokio::test]

@@ -945,8 +945,9 @@ async fn sigterm_ends_a_write_the_client_never_drains() {
         }
         stdin
     });
-    // Time to fill the pipe; if it were not full yet the server would still have to exit.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Wait until its stdout pipe is full: its next write cannot go through (it has 1 MiB of
+    // replies to write), so the signal lands on a server that is stuck writing.
+    stdout_full(&s.child).await;
     kill(&s.child, "-TERM");
     let status = tokio::time::timeout(Duration::from_secs(10), s.child.wait())
         .await
@@ -963,6 +964,31 @@ async fn sigterm_ends_a_write_the_client_never_drains() {
         "stderr: {stderr}"
     );
     writer.abort();
+}
+
+/// Waits (at most [`TIMEOUT`]) until `child`'s stdout pipe is full, that is until a write of one byte
+/// to it would block. The probe opens the pipe anew (`/proc/<pid>/fd/1`) with `O_NONBLOCK` on
+/// an open file description of its own, so the server's is untouched; a byte that fits is
+/// added to the server's output (only for tests that never read it again).
+async fn stdout_full(child: &Child) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let pid = child.id().unwrap();
+    let probe = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(format!("/proc/{pid}/fd/1"))
+        .unwrap();
+    within("the server's stdout to fill", async {
+        loop {
+            match (&probe).write(b"\n") {
+                Ok(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => panic!("probing the server's stdout: {e}"),
+            }
+        }
+    })
+    .await;
 }
 
 /// Which loop serves depends on what stdin and stdout are: pipes (Python, Rust, Go hosts) and

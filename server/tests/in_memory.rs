@@ -18,36 +18,122 @@ use tokio::sync::oneshot;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-/// A test tool that sleeps `ms` milliseconds, then answers "slept ms": in flight long enough
-/// to observe concurrency and cancellation.
-struct Sleep(mcp::Tool);
+/// A test tool whose calls run until the test lets them finish: a call with `{"gate": name}`
+/// tells the test it started ([`Gates::started`]), waits until the test opens its gate
+/// ([`Gates::open`]), then answers "passed <name>". A call dropped before it passed (the
+/// server aborted it) is reported too ([`Gates::dropped`]). So tests wait on events, not on
+/// time: "in flight" means "started and not yet released", whatever the machine's load.
+struct Gate {
+    definition: mcp::Tool,
+    gates: Gates,
+}
 
-impl Sleep {
-    fn new() -> Self {
-        Sleep(mcp::Tool {
-            name: "sleep".into(),
-            title: None,
-            description: None,
-            input_schema: json!({"type": "object"}),
-            output_schema: None,
-            annotations: None,
-        })
+impl Gate {
+    fn new(gates: &Gates) -> Self {
+        Gate {
+            definition: mcp::Tool {
+                name: "gate".into(),
+                title: None,
+                description: None,
+                input_schema: json!({"type": "object"}),
+                output_schema: None,
+                annotations: None,
+            },
+            gates: gates.clone(),
+        }
     }
 }
 
-impl Tool for Sleep {
+impl Tool for Gate {
     fn definition(&self) -> &mcp::Tool {
-        &self.0
+        &self.definition
     }
     fn call(&self, args: Map<String, Value>) -> ToolCall {
-        let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+        let name = args
+            .get("gate")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let gate = self.gates.get(&name);
+        gate.started.add_permits(1);
+        // Moved into the future: dropped with it, whether it ever ran or not.
+        let running = Running {
+            gate: Arc::clone(&gate),
+            passed: false,
+        };
         ToolCall::Pending(
             async move {
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                CallToolResult::text(format!("slept {ms}"))
+                let mut running = running;
+                gate.open.acquire().await.unwrap().forget();
+                running.passed = true;
+                CallToolResult::text(format!("passed {name}"))
             }
             .boxed(),
         )
+    }
+}
+
+/// The gates of one [`Peer`]'s `gate` tool, by name.
+#[derive(Clone, Default)]
+struct Gates(Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<GateState>>>>);
+
+/// Counters as semaphores: a permit per call that started, per call let through, per call
+/// dropped before it passed.
+struct GateState {
+    started: tokio::sync::Semaphore,
+    open: tokio::sync::Semaphore,
+    dropped: tokio::sync::Semaphore,
+}
+
+/// A call of the `gate` tool in progress; reports a drop before it passed.
+struct Running {
+    gate: Arc<GateState>,
+    passed: bool,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.passed {
+            self.gate.dropped.add_permits(1);
+        }
+    }
+}
+
+impl Gates {
+    fn get(&self, name: &str) -> Arc<GateState> {
+        let mut gates = self.0.lock().unwrap();
+        Arc::clone(gates.entry(name.to_owned()).or_insert_with(|| {
+            Arc::new(GateState {
+                started: tokio::sync::Semaphore::new(0),
+                open: tokio::sync::Semaphore::new(0),
+                dropped: tokio::sync::Semaphore::new(0),
+            })
+        }))
+    }
+
+    /// Waits (at most [`WAIT`]) until a call through gate `name` has started: the server read
+    /// the request and called the tool.
+    async fn started(&self, name: &str) {
+        Self::take(&self.get(name).started, name, "started").await;
+    }
+
+    /// Waits (at most [`WAIT`]) until a call through gate `name` was dropped before it
+    /// passed: the server aborted it.
+    async fn dropped(&self, name: &str) {
+        Self::take(&self.get(name).dropped, name, "dropped").await;
+    }
+
+    /// Lets one call through gate `name` (one that waits now or the next to come).
+    fn open(&self, name: &str) {
+        self.get(name).open.add_permits(1);
+    }
+
+    async fn take(semaphore: &tokio::sync::Semaphore, name: &str, what: &str) {
+        tokio::time::timeout(WAIT, semaphore.acquire())
+            .await
+            .unwrap_or_else(|_| panic!("no call through gate {name:?} was {what} within {WAIT:?}"))
+            .unwrap()
+            .forget();
     }
 }
 
@@ -76,6 +162,8 @@ struct Peer {
     server: oneshot::Receiver<std::io::Result<Exit>>,
     /// Sending on it (or dropping it unsent: nothing) is the test's SIGTERM.
     stop: Option<oneshot::Sender<()>>,
+    /// The gates of the `gate` tool, if [`Peer::with`] registered it.
+    gates: Gates,
 }
 
 impl Peer {
@@ -84,9 +172,13 @@ impl Peer {
     }
 
     fn with(config: Config) -> Peer {
+        let gates = Gates::default();
         let mut tools = default_tools();
-        tools.register(Sleep::new()).unwrap();
-        Peer::with_tools(config, tools)
+        tools.register(Gate::new(&gates)).unwrap();
+        Peer {
+            gates,
+            ..Peer::with_tools(config, tools)
+        }
     }
 
     fn with_tools(config: Config, tools: ToolRegistry) -> Peer {
@@ -104,6 +196,7 @@ impl Peer {
             input,
             output,
             socket,
+            ..
         } = ends(transport);
         let (stop, stopped) = oneshot::channel::<()>();
         let stopper = stdio.stopper();
@@ -135,6 +228,7 @@ impl Peer {
             write,
             server: async_exit(server),
             stop: Some(stop),
+            gates: Gates::default(),
         }
     }
 
@@ -163,6 +257,7 @@ impl Peer {
             write: Box::new(write),
             server,
             stop: Some(stop),
+            gates: Gates::default(),
         }
     }
 
@@ -208,9 +303,16 @@ impl Peer {
     }
 
     /// Closes input and returns what the server still wrote, and how it ended.
-    async fn finish(mut self) -> (Vec<String>, Exit) {
+    async fn finish(self) -> (Vec<String>, Exit) {
+        self.finish_then(|_| {}).await
+    }
+
+    /// [`finish`](Self::finish), calling `then` right after input is closed (to open a gate
+    /// only once the server's input has ended).
+    async fn finish_then(mut self, then: impl FnOnce(&Gates)) -> (Vec<String>, Exit) {
         self.write.shutdown().await.unwrap();
         drop(self.write);
+        then(&self.gates);
         let mut rest = Vec::new();
         while let Some(line) = tokio::time::timeout(WAIT, self.lines.next_line())
             .await
@@ -237,10 +339,10 @@ fn init_params(version: &str) -> Value {
     })
 }
 
-/// A `tools/call` of the test-only `sleep` tool.
-fn sleep_call(id: Value, ms: u64) -> Value {
+/// A `tools/call` of the test-only `gate` tool, through gate `gate`.
+fn gate_call(id: Value, gate: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-           "params": {"name": "sleep", "arguments": {"ms": ms}}})
+           "params": {"name": "gate", "arguments": {"gate": gate}}})
 }
 
 fn error_code(reply: &Value) -> i64 {
@@ -567,7 +669,9 @@ async fn ids_are_echoed_exactly() {
 async fn replies_may_overtake_slow_requests() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
-    peer.send(sleep_call(json!("slow"), 300)).await;
+    peer.send(gate_call(json!("slow"), "slow")).await;
+    peer.gates.started("slow").await;
+    // The slow call cannot end before its gate opens: the fast one must overtake it.
     let fast = peer
         .request(
             json!("fast"),
@@ -576,21 +680,36 @@ async fn replies_may_overtake_slow_requests() {
         )
         .await;
     assert_eq!(fast["id"], "fast");
+    assert_eq!(fast["result"]["content"][0]["text"], "x");
+    peer.gates.open("slow");
     let slow = peer.reply().await;
     assert_eq!(slow["id"], "slow");
-    assert_eq!(slow["result"]["content"][0]["text"], "slept 300");
+    assert_eq!(slow["result"]["content"][0]["text"], "passed slow");
 }
 
 async fn many_concurrent_slow_requests_each_answered_once() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
     for i in 0..64 {
-        peer.send(sleep_call(json!(i), 50)).await;
+        peer.send(gate_call(json!(i), &i.to_string())).await;
+    }
+    // All 64 run at once: each has started while none may finish.
+    for i in 0..64 {
+        peer.gates.started(&i.to_string()).await;
+    }
+    for i in 0..64 {
+        peer.gates.open(&i.to_string());
     }
     let mut seen = std::collections::BTreeSet::new();
     for _ in 0..64 {
         let reply = peer.reply().await;
-        assert!(seen.insert(reply["id"].as_i64().unwrap()), "{reply}");
+        let id = reply["id"].as_i64().unwrap();
+        assert_eq!(
+            reply["result"]["content"][0]["text"],
+            format!("passed {id}"),
+            "{reply}"
+        );
+        assert!(seen.insert(id), "{reply}");
     }
     assert_eq!(seen, (0..64).collect());
     let (rest, _) = peer.finish().await;
@@ -600,19 +719,33 @@ async fn many_concurrent_slow_requests_each_answered_once() {
 async fn cancelled_request_gets_no_reply() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
-    peer.send(sleep_call(json!(7), 200)).await;
+    peer.send(gate_call(json!(7), "7")).await;
+    peer.gates.started("7").await;
     peer.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                      "params": {"requestId": 7, "reason": "user gave up"}}),
     )
     .await;
-    // The id is free again once cancelled; a new request with it is answered.
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The server aborts the call: its future is dropped before it passed its gate.
+    peer.gates.dropped("7").await;
+    // Opening the gate now lets nothing through: the call is gone.
+    peer.gates.open("7");
     let ping = peer.request(json!(8), "ping", json!({})).await;
     assert_eq!(
         ping["id"], 8,
         "no reply for the cancelled request 7: {ping}"
     );
+    // The id is free again once cancelled; a new request with it is answered.
+    peer.gates.open("7 again");
+    let again = peer
+        .request(
+            json!(7),
+            "tools/call",
+            json!({"name": "gate", "arguments": {"gate": "7 again"}}),
+        )
+        .await;
+    assert_eq!(again["id"], 7, "{again}");
+    assert_eq!(again["result"]["content"][0]["text"], "passed 7 again");
     let (rest, _) = peer.finish().await;
     assert!(rest.is_empty(), "{rest:?}");
 }
@@ -620,26 +753,32 @@ async fn cancelled_request_gets_no_reply() {
 async fn duplicate_in_flight_id_is_refused() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
-    let call = sleep_call(json!(1), 200);
+    let call = gate_call(json!(1), "first");
     peer.send(call.clone()).await;
+    peer.gates.started("first").await;
+    // The first call is held at its gate: the second comes while it is surely in flight.
     peer.send(call).await;
     let dup = peer.reply().await;
     assert_eq!(error_code(&dup), -32600);
     assert_eq!(dup["id"], 1);
+    peer.gates.open("first");
     let first = peer.reply().await;
-    assert_eq!(first["result"]["content"][0]["text"], "slept 200");
+    assert_eq!(first["id"], 1);
+    assert_eq!(first["result"]["content"][0]["text"], "passed first");
 }
 
 async fn eof_answers_everything_already_read() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
-    peer.send(sleep_call(json!("slow"), 100)).await;
+    peer.send(gate_call(json!("slow"), "slow")).await;
+    peer.gates.started("slow").await;
     for i in 0..100 {
         peer.send(json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
                          "params": {"name": "echo", "arguments": {"text": i.to_string()}}}))
             .await;
     }
-    let (rest, exit) = peer.finish().await;
+    // The slow call is still held when input ends; only then may it finish.
+    let (rest, exit) = peer.finish_then(|gates| gates.open("slow")).await;
     assert!(matches!(exit, Exit::InputClosed), "{exit:?}");
     assert_eq!(rest.len(), 101);
     let replies: Vec<Value> = rest
@@ -650,18 +789,21 @@ async fn eof_answers_everything_already_read() {
         let r = replies.iter().find(|r| r["id"] == i).unwrap();
         assert_eq!(r["result"]["content"][0]["text"], i.to_string());
     }
-    assert!(replies.iter().any(|r| r["id"] == "slow"));
+    let slow = replies.iter().find(|r| r["id"] == "slow").unwrap();
+    assert_eq!(slow["result"]["content"][0]["text"], "passed slow");
 }
 
 async fn shutdown_signal_answers_what_was_read_then_exits() {
     let mut peer = Peer::start();
     peer.handshake("2025-06-18").await;
-    peer.send(sleep_call(json!("slow"), 100)).await;
-    // Let the server read it, then "SIGTERM" with input still open.
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    peer.send(gate_call(json!("slow"), "slow")).await;
+    // Once the server has read it: "SIGTERM" with input still open, and the call still held.
+    peer.gates.started("slow").await;
     let _ = peer.stop.take().unwrap().send(());
+    peer.gates.open("slow");
     let reply = peer.reply().await;
     assert_eq!(reply["id"], "slow");
+    assert_eq!(reply["result"]["content"][0]["text"], "passed slow");
     let exit = tokio::time::timeout(WAIT, &mut peer.server)
         .await
         .unwrap()
@@ -762,6 +904,63 @@ struct Ends {
     output: std::fs::File,
     /// The client's socket, for [`Transport::Socket`].
     socket: Option<std::os::unix::net::UnixStream>,
+    /// Tells when the server's output is full.
+    probe: OutputProbe,
+}
+
+/// Tells whether the server's output can take one more byte, by trying to write one there
+/// without blocking, on a file of its own. A byte that fits is added to the output: only for
+/// tests that never read what the server writes.
+enum OutputProbe {
+    /// The server's output pipe, opened anew (through `/proc/self/fd`) with `O_NONBLOCK` on
+    /// an open file description of the probe's own.
+    Pipe(std::fs::File),
+    /// A duplicate of the server's socket; `MSG_DONTWAIT` makes the one send non-blocking.
+    Socket(std::fs::File),
+}
+
+impl OutputProbe {
+    fn of_pipe(write_end: &std::fs::File) -> OutputProbe {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(format!("/proc/self/fd/{}", write_end.as_raw_fd()))
+            .unwrap();
+        OutputProbe::Pipe(file)
+    }
+
+    /// True once a write to the output would block: nobody reads it and it holds all it can.
+    fn full(&self) -> bool {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let result = match self {
+            OutputProbe::Pipe(file) => (&*file).write(b"\n").map_err(|e| e.kind()),
+            OutputProbe::Socket(file) => nix::sys::socket::send(
+                file.as_raw_fd(),
+                b"\n",
+                nix::sys::socket::MsgFlags::MSG_DONTWAIT,
+            )
+            .map_err(|e| std::io::Error::from(e).kind()),
+        };
+        match result {
+            Ok(_) => false,
+            Err(std::io::ErrorKind::WouldBlock) => true,
+            Err(e) => panic!("probing the server's output: {e:?}"),
+        }
+    }
+
+    /// Waits (at most [`WAIT`]) until the server's output is full.
+    async fn until_full(&self, what: &str) {
+        tokio::time::timeout(WAIT, async {
+            while !self.full() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{what}: the server's output was not full within {WAIT:?}"));
+    }
 }
 
 impl Ends {
@@ -785,12 +984,60 @@ fn serve_on_thread(
     config: Config,
     tools: ToolRegistry,
 ) -> oneshot::Receiver<Served> {
+    serve_on_thread_with_tid(stdio, config, tools).0
+}
+
+/// [`serve_on_thread`], and the serving thread's id, for [`pthread_kill`] and
+/// [`until_asleep`].
+///
+/// [`pthread_kill`]: nix::sys::pthread::pthread_kill
+fn serve_on_thread_with_tid(
+    stdio: BlockingStdio,
+    config: Config,
+    tools: ToolRegistry,
+) -> (oneshot::Receiver<Served>, ServingThread) {
     let (tx, rx) = oneshot::channel();
+    let (thread_tx, thread_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        let _ = thread_tx.send(ServingThread {
+            pthread: nix::sys::pthread::pthread_self(),
+            tid: nix::unistd::gettid(),
+        });
         let exit = serve_blocking(&stdio, &config, Arc::new(tools));
         let _ = tx.send((exit, stdio.stopped_by()));
     });
-    rx
+    (rx, thread_rx.recv().unwrap())
+}
+
+/// The thread a blocking loop runs on.
+#[derive(Debug, Clone, Copy)]
+struct ServingThread {
+    pthread: nix::sys::pthread::Pthread,
+    tid: nix::unistd::Pid,
+}
+
+impl ServingThread {
+    /// Whether the thread sleeps in the kernel (`S` in `/proc/self/task/<tid>/stat`): blocked
+    /// in a read, a write or a poll, not running or runnable.
+    fn asleep(self) -> bool {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", self.tid))
+            .unwrap_or_else(|e| panic!("the serving thread {self:?} is gone: {e}"));
+        stat[stat.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .next()
+            == Some("S")
+    }
+
+    /// Waits (at most [`WAIT`]) until the thread sleeps in the kernel.
+    async fn until_asleep(self, what: &str) {
+        tokio::time::timeout(WAIT, async {
+            while !self.asleep() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{what}: the serving thread did not block within {WAIT:?}"));
+    }
 }
 
 /// How a loop on a thread of its own ended, waited for at most [`WAIT`].
@@ -829,11 +1076,13 @@ fn ends(transport: Transport) -> Ends {
         Transport::Pipes => {
             let (server_read, input) = os_pipe();
             let (output, server_write) = os_pipe();
+            let probe = OutputProbe::of_pipe(&server_write);
             Ends {
                 stdio: BlockingStdio::new(server_read, server_write).unwrap(),
                 input,
                 output,
                 socket: None,
+                probe,
             }
         }
         Transport::Socket => {
@@ -843,6 +1092,7 @@ fn ends(transport: Transport) -> Ends {
                 input: socket_file(&client),
                 output: socket_file(&client),
                 socket: Some(client),
+                probe: OutputProbe::Socket(socket_file(&server)),
             }
         }
     }
@@ -866,9 +1116,10 @@ async fn stops_while_blocked_in_read(transport: Transport) {
         mut input,
         output,
         socket,
+        ..
     } = ends(transport);
     let stopper = stdio.stopper();
-    let server = serve_on_thread(stdio, Config::default(), default_tools());
+    let (server, thread) = serve_on_thread_with_tid(stdio, Config::default(), default_tools());
     input
         .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
         .unwrap();
@@ -878,7 +1129,8 @@ async fn stops_while_blocked_in_read(transport: Transport) {
         .read_line(&mut line)
         .unwrap();
     assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The reply was written and read: the next place the loop blocks is the read.
+    thread.until_asleep("back in read(2)").await;
     stopper.stop(libc::SIGTERM);
     let (exit, stopped_by) = ended(server, transport).await;
     assert!(matches!(exit.unwrap(), Exit::Shutdown), "{transport:?}");
@@ -907,7 +1159,9 @@ async fn blocking_loop_stopped_before_it_starts() {
 
 /// Signals that land while the loop waits, after EOF, for a tool call still running do not cut
 /// the grace short: the call is answered. (A stop's `SIGURG`, or any signal, interrupts that
-/// wait; here `SIGURG` is sent to the serving thread every 10 ms of it, then the stop comes.)
+/// wait; here `SIGURG` is sent to the serving thread 20 times while it waits, then the stop
+/// comes, all while the call is held at its gate.) The grace is an hour: only the call's
+/// reply can end the drain, so a wait cut short by a signal shows as `DrainTimedOut`.
 #[tokio::test]
 async fn blocking_loop_interrupted_during_its_eof_drain_still_answers() {
     use std::io::{Read, Write};
@@ -917,18 +1171,17 @@ async fn blocking_loop_interrupted_during_its_eof_drain_still_answers() {
             mut input,
             mut output,
             socket,
+            ..
         } = ends(transport);
         let stopper = stdio.stopper();
+        let gates = Gates::default();
         let mut tools = default_tools();
-        tools.register(Sleep::new()).unwrap();
-        let (thread_tx, thread_rx) = std::sync::mpsc::channel();
-        let (done, server) = oneshot::channel();
-        std::thread::spawn(move || {
-            let _ = thread_tx.send(nix::sys::pthread::pthread_self());
-            let exit = serve_blocking(&stdio, &Config::default(), Arc::new(tools));
-            let _ = done.send((exit, stdio.stopped_by()));
-        });
-        let thread = thread_rx.recv().unwrap();
+        tools.register(Gate::new(&gates)).unwrap();
+        let config = Config {
+            shutdown_grace: Duration::from_secs(3600),
+            ..Config::default()
+        };
+        let (server, thread) = serve_on_thread_with_tid(stdio, config, tools);
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                           "params": init_params("2025-06-18")});
         writeln!(input, "{init}").unwrap();
@@ -938,18 +1191,23 @@ async fn blocking_loop_interrupted_during_its_eof_drain_still_answers() {
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
         )
         .unwrap();
-        writeln!(input, "{}", sleep_call(json!("slow"), 400)).unwrap();
+        writeln!(input, "{}", gate_call(json!("slow"), "slow")).unwrap();
         match &socket {
             Some(socket) => socket.shutdown(std::net::Shutdown::Write).unwrap(),
             None => drop(input),
         }
-        // The loop reads the call and EOF, then waits for the sleeping call.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        for _ in 0..20 {
-            nix::sys::pthread::pthread_kill(thread, nix::sys::signal::Signal::SIGURG).unwrap();
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        // The loop read the call (the tool started); EOF is already there to read, so the
+        // next place it blocks is the drain's wait for the held call.
+        gates.started("slow").await;
+        thread.until_asleep("in the EOF drain").await;
+        for i in 0..20 {
+            nix::sys::pthread::pthread_kill(thread.pthread, nix::sys::signal::Signal::SIGURG)
+                .unwrap();
+            // Interrupted, it must go back to waiting (not end the drain).
+            thread.until_asleep(&format!("after SIGURG {i}")).await;
         }
         stopper.stop(libc::SIGTERM);
+        gates.open("slow");
         let (exit, stopped_by) = ended(server, transport).await;
         assert!(
             matches!(exit.as_ref().unwrap(), Exit::InputClosed),
@@ -964,7 +1222,7 @@ async fn blocking_loop_interrupted_during_its_eof_drain_still_answers() {
             .collect();
         assert_eq!(replies.len(), 2, "{transport:?}: {rest}");
         assert_eq!(replies[1]["id"], "slow", "{transport:?}: {rest}");
-        assert_eq!(replies[1]["result"]["content"][0]["text"], "slept 400");
+        assert_eq!(replies[1]["result"]["content"][0]["text"], "passed slow");
     }
 }
 
@@ -984,6 +1242,7 @@ async fn stops_while_blocked_in_write(transport: Transport) {
         mut input,
         output,
         socket,
+        probe,
     } = ends(transport);
     let config = Config {
         shutdown_grace: Duration::from_millis(200),
@@ -1011,7 +1270,8 @@ async fn stops_while_blocked_in_write(transport: Transport) {
             }
         }
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Full output: the loop's next write cannot go through (it has far more to write).
+    probe.until_full(&format!("{transport:?}")).await;
     assert!(
         matches!(server.try_recv(), Err(oneshot::error::TryRecvError::Empty)),
         "{transport:?}: the loop should be stuck writing"
@@ -1022,7 +1282,8 @@ async fn stops_while_blocked_in_write(transport: Transport) {
         matches!(exit.0.unwrap(), Exit::DrainTimedOut),
         "{transport:?}"
     );
-    drop((output, socket));
+    // The probe holds the server's end open too: the writer only ends once it is gone.
+    drop((output, socket, probe));
     writer.join().unwrap();
 }
 
@@ -1038,6 +1299,7 @@ async fn blocking_loop_ends_when_its_output_is_closed() {
             mut input,
             output,
             socket,
+            ..
         } = ends;
         let server = serve_on_thread(stdio, Config::default(), default_tools());
         for i in 0..10 {
@@ -1106,12 +1368,15 @@ async fn batches_only_in_2025_03_26() {
     assert_eq!(error_code(&empty), -32600);
     assert_eq!(empty["id"], Value::Null);
     // A batch with a running tool is answered as one array once all finish.
-    peer.send_raw(br#"[{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"sleep","arguments":{"ms":50}}},{"jsonrpc":"2.0","id":"p","method":"ping"}]
+    peer.send_raw(br#"[{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"gate","arguments":{"gate":"s"}}},{"jsonrpc":"2.0","id":"p","method":"ping"}]
 "#)
         .await;
+    peer.gates.started("s").await;
+    peer.gates.open("s");
     let both = peer.reply().await;
     let ids: Vec<&Value> = both.as_array().unwrap().iter().map(|r| &r["id"]).collect();
     assert_eq!(ids, [&json!("p"), &json!("s")]);
+    assert_eq!(both[1]["result"]["content"][0]["text"], "passed s");
 }
 
 async fn content_length_framing_over_duplex() {
@@ -1164,21 +1429,26 @@ async fn modern_requests_are_cancellable_and_need_no_handshake() {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}
     });
-    let mut slow = sleep_call(json!("m-slow"), 200);
+    let mut slow = gate_call(json!("m-slow"), "m-slow");
     slow["params"]["_meta"] = meta.clone();
     peer.send(slow).await;
+    peer.gates.started("m-slow").await;
     peer.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                      "params": {"requestId": "m-slow", "_meta": meta.clone()}}),
     )
     .await;
-    let mut fast = sleep_call(json!("m-fast"), 0);
+    // Aborted: the call's future is dropped before it passed its gate.
+    peer.gates.dropped("m-slow").await;
+    peer.gates.open("m-slow");
+    let mut fast = gate_call(json!("m-fast"), "m-fast");
     fast["params"]["_meta"] = meta;
+    peer.gates.open("m-fast");
     peer.send(fast).await;
     let reply = peer.reply().await;
     assert_eq!(reply["id"], "m-fast", "{reply}");
     assert_eq!(reply["result"]["resultType"], "complete");
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "passed m-fast");
     let (rest, _) = peer.finish().await;
     assert!(
         rest.is_empty(),

@@ -352,11 +352,13 @@ fn ten_thousand_requests_in_flight_are_each_answered_once() {
 // A slow reader: back-pressure
 // ---------------------------------------------------------------------------------------------
 
-/// The client reads 1 000 replies, then stops reading stdout for 3 s while its writer thread
-/// keeps sending (100 000 requests in all, ~12 MB, far more than the pipes and the server's
-/// buffers hold). The server must stop reading instead of buffering: its memory stays flat
-/// during the stall, the writer ends up blocked, and the server is still alive. When the
-/// reader resumes, every request is answered exactly once.
+/// The client reads 1 000 replies, then stops reading stdout while its writer thread keeps
+/// sending (100 000 requests in all, ~12 MB, far more than the pipes and the server's buffers
+/// hold). The server must stop reading instead of buffering: its memory stays flat during the
+/// stall, the writer ends up blocked, and the server is still alive. The stall lasts at least
+/// 3 s and until the writer made no progress for a second (bounded by `LIMIT`), so a loaded
+/// machine that is slow to fill the pipes only makes it longer. When the reader resumes,
+/// every request is answered exactly once.
 #[test]
 fn a_slow_reader_gets_back_pressure_and_loses_nothing() {
     const N: u64 = 100_000;
@@ -406,15 +408,26 @@ fn a_slow_reader_gets_back_pressure_and_loses_nothing() {
         let _ = server.child.kill();
         panic!("the first {READ_FIRST} replies did not come (or the reader failed)");
     }
-    // The stall: sample the server's memory and the writer's progress.
+    // The stall: sample the server's memory and the writer's progress, until the writer has
+    // been stuck for a second (or wrote everything: no back-pressure, failed below).
     let stall_start = Instant::now();
     let mut samples: Vec<(Duration, u64, u64)> = Vec::new();
-    while stall_start.elapsed() < STALL {
-        samples.push((
-            stall_start.elapsed(),
-            server.status_kib("VmRSS"),
-            written.load(Ordering::SeqCst),
-        ));
+    loop {
+        let now = stall_start.elapsed();
+        let progress = written.load(Ordering::SeqCst);
+        samples.push((now, server.status_kib("VmRSS"), progress));
+        let stuck_for_a_second = samples
+            .iter()
+            .rev()
+            .find(|s| s.0 + Duration::from_secs(1) <= now)
+            .is_some_and(|s| s.2 == progress);
+        if now >= STALL && (stuck_for_a_second || progress == N) {
+            break;
+        }
+        if now >= LIMIT {
+            let _ = server.child.kill();
+            panic!("the writer still made progress after a stall of {now:?}: {progress} of {N}");
+        }
         thread::sleep(SAMPLE);
     }
     server.assert_running("while its reader was stalled");
