@@ -15,7 +15,7 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use mcp_client::{Client, ClientOptions, CloseStep, EraChoice};
 use mcp_protocol::mcp::{CallToolResult, ContentBlock, ProtocolVersion};
 
-use super::driver::{verify, DriveError, BENCH_VERSION, ECHO_CONTRACT};
+use super::error::{verify, DriveError, BENCH_VERSION, ECHO_CONTRACT};
 use super::text::{text_len, Filler};
 use super::{procfs, BenchConfig, Calls, RunResult};
 

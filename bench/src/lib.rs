@@ -5,6 +5,7 @@
 
 pub mod client;
 pub mod driver;
+mod error;
 pub mod floor;
 pub mod pin;
 pub mod procfs;
@@ -13,14 +14,18 @@ mod shape;
 pub mod stats;
 mod structured;
 mod text;
+mod verify;
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use mcp_protocol::Framing;
 
-use driver::{DriveError, Incoming, Server, Verifier, BENCH_VERSION};
+use driver::Server;
+pub use error::DriveError;
+use error::BENCH_VERSION;
 use mcp_client::ServerCommand;
+use verify::{Received, Verifier};
 
 /// Sequential (window 1) calls per payload are capped at this many, to keep slow servers'
 /// runs short; the JSON report says how many were made (`sequentialCalls`).
@@ -240,7 +245,7 @@ fn drain(
 ) -> Result<usize, DriveError> {
     let mut n = 0;
     while let Some(range) = server.next_frame()? {
-        if let Incoming::Reply(id) = verifier.check(server.frame(range), payload)? {
+        if let Received::Reply(id) = verifier.check(server.frame(range), payload)? {
             ledger.record(id)?;
             n += 1;
         }

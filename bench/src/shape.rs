@@ -161,7 +161,7 @@ fn number(bytes: &[u8]) -> Option<(u64, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::{check_reply, Incoming};
+    use crate::verify::{check_reply, Received};
 
     const PAYLOAD: usize = 12;
 
@@ -294,7 +294,7 @@ mod tests {
                         matched += 1;
                         assert_eq!(
                             check_reply(&frame, PAYLOAD).ok(),
-                            Some(Incoming::Reply(id)),
+                            Some(Received::Reply(id)),
                             "{}",
                             String::from_utf8_lossy(&frame)
                         );

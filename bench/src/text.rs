@@ -70,3 +70,17 @@ impl Filler {
         Some(&raw[d + 1..]) == self.0.get(..len - d - 1) && text_matches(&raw[..d + 1], id, d + 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_name_their_id() {
+        assert!(text_matches(b"17.xxxxx", 17, 8));
+        assert!(text_matches(b"1234.", 1234, 2));
+        assert!(!text_matches(b"18.xxxxx", 17, 8));
+        assert!(!text_matches(b"17.xxxx", 17, 8));
+        assert!(!text_matches(b"17.xxxxy", 17, 8));
+    }
+}
