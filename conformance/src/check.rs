@@ -294,10 +294,6 @@ pub struct TargetReport {
 }
 
 impl TargetReport {
-    pub fn count(&self, status: Status) -> usize {
-        self.results.iter().filter(|r| r.status == status).count()
-    }
-
     /// FAILs that are not expected, plus stale expectations.
     pub fn failed(&self) -> bool {
         self.results

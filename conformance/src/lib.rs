@@ -2,35 +2,42 @@
 //! and stateless 2026-07-28 ones, against any stdio MCP server; reports which protocol era(s)
 //! it speaks and, with spec references, what it does wrong.
 //!
-//! * [`check`]: levels (MUST / SHOULD / INFO), sessions, outcomes, verdicts and reports' data.
-//! * [`checks`]: the built-in checks; [`scenario`]: checks as JSON data (`--scenario-file`);
-//!   [`catalog`]: a check as the runner sees it.
-//! * [`probe`]: one server process with the vocabulary checks are written in;
-//!   [`session`]: the processes a check gets (fresh, shared, observed once);
-//!   [`mismatch`]: replies that cannot be matched, and the root causes they point to.
-//! * [`startup`]: era detection with two processes, and the start error when nothing answers;
-//!   [`runner`]: selection, shared sessions, `--jobs`, expected failures.
-//! * [`target`]: command lines and host config files; [`report`]: text, JSON, JUnit, transcripts.
+//! The crate's API is its command line ([`cli::main`]) and the check catalogue ([`builtin`],
+//! [`CheckInfo`]) that `docs/checks.md` is generated from; the modules below are internal.
+//!
+//! * `check`: levels (MUST / SHOULD / INFO), sessions, outcomes, verdicts and reports' data.
+//! * `checks`: the built-in checks; `scenario`: checks as JSON data (`--scenario-file`);
+//!   `catalog`: a check as the runner sees it.
+//! * `probe`: one server process with the vocabulary checks are written in;
+//!   `session`: the processes a check gets (fresh, shared, observed once);
+//!   `mismatch`: replies that cannot be matched, and the root causes they point to.
+//! * `startup`: era detection with two processes, and the start error when nothing answers;
+//!   `runner`: selection, shared sessions, `--jobs`, expected failures.
+//! * `target`: command lines and host config files; `report`: text, JSON, JUnit, transcripts.
 
-pub mod catalog;
-pub mod check;
-pub mod checks;
-pub mod config;
-pub mod era;
-pub mod evidence;
-pub mod mismatch;
-pub mod pattern;
-pub mod probe;
-pub mod progress;
-pub mod report;
-pub(crate) mod requests;
-pub mod runner;
-pub mod scenario;
-pub mod session;
-pub mod startup;
-pub mod target;
+mod catalog;
+mod check;
+mod checks;
+pub mod cli;
+mod config;
+mod era;
+mod evidence;
+mod mismatch;
+mod pattern;
+mod probe;
+mod progress;
+mod report;
+mod requests;
+mod runner;
+mod scenario;
+mod session;
+mod startup;
+mod target;
+
+pub use crate::check::{CheckInfo, Level, Session};
+pub use crate::checks::builtin;
 
 use mcp_protocol::mcp::ProtocolVersion;
 
 /// The version offered in handshakes.
-pub const LATEST: &str = ProtocolVersion::LATEST.as_str_const();
+pub(crate) const LATEST: &str = ProtocolVersion::LATEST.as_str_const();

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use mcp_conformance::check::{Level, Session};
+use mcp_conformance::{Level, Session};
 
 const INTRO: &str = "\
 # The checks of `mcp-conformance`
@@ -36,7 +36,7 @@ Where a check runs:
   start before the rest, since their server may go silent and make them wait.
 ";
 
-fn session(info: &mcp_conformance::check::CheckInfo) -> String {
+fn session(info: &mcp_conformance::CheckInfo) -> String {
     let mut text = match info.session {
         Session::Startup => "start-up",
         Session::Legacy => "legacy session",
@@ -56,7 +56,7 @@ fn session(info: &mcp_conformance::check::CheckInfo) -> String {
     text
 }
 
-fn level(info: &mcp_conformance::check::CheckInfo) -> String {
+fn level(info: &mcp_conformance::CheckInfo) -> String {
     match (info.echo_only, info.echo_level) {
         (true, _) => format!("{} (echo profile only)", info.level),
         (false, Some(echo)) if echo != info.level => format!("{} (echo: {echo})", info.level),
@@ -69,7 +69,7 @@ fn cell(text: &str) -> String {
 }
 
 fn render() -> String {
-    let checks = mcp_conformance::checks::builtin().unwrap();
+    let checks = mcp_conformance::builtin().unwrap();
     let mut out = String::from(INTRO);
     let count = |l: Level| {
         checks
@@ -130,7 +130,7 @@ fn docs_checks_md_matches_the_checks() {
 /// check where the text is silent, says so).
 #[test]
 fn every_check_quotes_its_text() {
-    for c in mcp_conformance::checks::builtin().unwrap() {
+    for c in mcp_conformance::builtin().unwrap() {
         if c.info.echo_only {
             continue;
         }

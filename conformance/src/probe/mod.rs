@@ -23,9 +23,7 @@ mod starts;
 mod wait;
 
 pub use exit::describe_exit;
-pub use messages::{
-    discover_request, initialize_params, initialize_request, modern_meta, with_meta,
-};
+pub use messages::{discover_request, initialize_params, initialize_request, modern_meta};
 pub use spawner::Spawner;
 pub use starts::StartLog;
 pub use wait::Quiet;

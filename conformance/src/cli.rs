@@ -1,0 +1,378 @@
+//! The `mcp-conformance` command line: options, targets, the run, the reports, exit codes.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::catalog::Check;
+use crate::check::{Profile, Session, TargetReport};
+use crate::config::{Progress, RunConfig};
+use crate::report::{json, junit, text, transcript};
+use crate::runner::{run_target, select, ExpectedFailures};
+use crate::target::{bundled_server, from_config, parse_env, Target};
+use clap::{Parser, ValueEnum};
+use futures::StreamExt;
+use mcp_protocol::Framing;
+
+/// Tests a stdio MCP server against the spec: handshake, JSON-RPC errors, tools, framing, and
+/// the stateless 2026-07-28 era (era detection, server/discover, per-request _meta).
+///
+/// With no target it tests the bundled mcp-echo-server. Exit codes: 0 all checks passed,
+/// 1 a check failed, 2 usage error, 3 a target could not be started.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-conformance",
+    version,
+    after_help = "Benchmarks: mcp-bench [OPTIONS] [-- COMMAND...] (see mcp-bench --help)"
+)]
+struct Cli {
+    /// The server command and its arguments (after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+
+    /// An environment variable for the server (repeatable).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+
+    /// The server's working directory.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+
+    /// How frames are delimited on the server's stdio.
+    #[arg(long, value_enum, default_value_t = FramingArg::Ndjson)]
+    framing: FramingArg,
+
+    /// Seconds each single wait (a reply, an exit) may take.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    timeout: f64,
+
+    /// Seconds each server process may take to answer its first request (at least --timeout):
+    /// every start gets it, the run's first and every later one. Generous by default: a server
+    /// started through npx or uvx may download first.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    start_timeout: f64,
+
+    /// Test the stdio servers of a Claude Desktop / Claude Code (.mcp.json) / Cursor config.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// With --config: test only this server.
+    #[arg(long, value_name = "NAME", requires = "config")]
+    server: Option<String>,
+
+    /// With --config: how many servers are tested at once.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    concurrency: usize,
+
+    /// How many checks run at once against one server (the checks of a shared session count
+    /// as one: they run one after another in it).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    jobs: usize,
+
+    /// Print every check (id, level, the server process it runs in, description, spec
+    /// reference) and exit.
+    #[arg(long)]
+    list: bool,
+
+    /// No progress on stderr (by default one line per finished check when stderr is not a
+    /// terminal, a line rewritten in place when it is).
+    #[arg(long, short)]
+    quiet: bool,
+
+    /// Run only checks whose id matches (`lifecycle`, `jsonrpc.*-id`); repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    only: Vec<String>,
+
+    /// Skip checks whose id matches; repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    skip: Vec<String>,
+
+    /// generic: MUST failures fail; strict: SHOULD too; echo: strict plus the echo server's
+    /// documented behaviour. Default: echo for the bundled server, generic otherwise.
+    #[arg(long, value_enum)]
+    profile: Option<ProfileArg>,
+
+    /// Report format on stdout.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    format: FormatArg,
+
+    /// Also write a JUnit XML report.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+
+    /// Write every check's frames and the server's stderr as JSON lines under DIR.
+    #[arg(long, value_name = "DIR")]
+    transcript: Option<PathBuf>,
+
+    /// Checks listed here (one id per line, `NAME:` before it for one server) do not fail the
+    /// run; a listed check that passes is stale and does.
+    #[arg(long, value_name = "FILE")]
+    expected_failures: Option<PathBuf>,
+
+    /// Extra scenarios (JSON) to run; repeatable.
+    #[arg(long, value_name = "FILE")]
+    scenario_file: Vec<PathBuf>,
+
+    /// Show details of passing checks too.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FramingArg {
+    Ndjson,
+    ContentLength,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ProfileArg {
+    Generic,
+    Strict,
+    Echo,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum FormatArg {
+    Text,
+    Json,
+}
+
+const USAGE: u8 = 2;
+const START: u8 = 3;
+
+/// Runs `mcp-conformance` with the process's arguments; the exit code says how it went.
+pub fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "bench") {
+        // The bench became a binary of its own.
+        return ExitCode::from(usage(
+            "the benchmark is now `mcp-bench` (same options): cargo install --locked --path bench",
+        ));
+    }
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "error".into()),
+        )
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp-conformance: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(run(cli));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    ExitCode::from(code)
+}
+
+fn usage(message: impl std::fmt::Display) -> u8 {
+    eprintln!("mcp-conformance: {message}");
+    USAGE
+}
+
+async fn run(cli: Cli) -> u8 {
+    let mut checks: Vec<Check> = match crate::checks::builtin() {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
+    for file in &cli.scenario_file {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => return usage(format!("cannot read {}: {e}", file.display())),
+        };
+        match crate::checks::from_scenarios(&text) {
+            Ok(extra) => {
+                for c in &extra {
+                    if checks.iter().any(|k| k.info.id == c.info.id) {
+                        return usage(format!(
+                            "{}: check id {:?} is already taken",
+                            file.display(),
+                            c.info.id
+                        ));
+                    }
+                }
+                checks.extend(extra);
+            }
+            Err(e) => {
+                return usage(format!(
+                    "{} is not a valid scenario file: {e}",
+                    file.display()
+                ))
+            }
+        }
+    }
+    if cli.list {
+        for c in &checks {
+            let mut notes = vec![match c.info.session {
+                Session::Startup => "judged from the start-up".to_owned(),
+                Session::Legacy => "shared legacy session".to_owned(),
+                Session::Modern => "shared modern session".to_owned(),
+                Session::Own => "own process".to_owned(),
+            }];
+            if c.info.ends_session {
+                notes.push("ends the session: runs last in it".to_owned());
+            }
+            if c.info.echo_only {
+                notes.push("echo profile".to_owned());
+            } else if let Some(level) = c.info.echo_level {
+                notes.push(format!("{level} in the echo profile"));
+            }
+            println!(
+                "{:<44} {:<6} {} [{}]\n{:<51} spec: {}",
+                c.info.id,
+                c.info.level.to_string(),
+                c.info.description,
+                notes.join("; "),
+                "",
+                c.info.spec
+            );
+        }
+        return 0;
+    }
+    if !(cli.timeout > 0.0 && cli.timeout.is_finite()) {
+        return usage("--timeout must be a positive number of seconds");
+    }
+    if !(cli.start_timeout > 0.0 && cli.start_timeout.is_finite()) {
+        return usage("--start-timeout must be a positive number of seconds");
+    }
+
+    let targets: Vec<Target> = if let Some(config) = &cli.config {
+        if !cli.command.is_empty() {
+            return usage("give either --config or a command after --, not both");
+        }
+        match from_config(config, cli.server.as_deref()) {
+            Ok(t) => t,
+            Err(e) => return usage(e),
+        }
+    } else if let Some((program, args)) = cli.command.split_first() {
+        let mut t = Target::from_command(program, args);
+        t.env = cli.env.clone();
+        t.cwd = cli.cwd.clone();
+        vec![t]
+    } else {
+        match bundled_server() {
+            Ok(mut t) => {
+                t.env = cli.env.clone();
+                t.cwd = cli.cwd.clone();
+                vec![t]
+            }
+            Err(e) => return usage(e),
+        }
+    };
+    if cli.config.is_some() && (!cli.env.is_empty() || cli.cwd.is_some()) {
+        return usage(
+            "--env and --cwd apply to a command after --; a config file sets its own env",
+        );
+    }
+
+    let expected = match &cli.expected_failures {
+        Some(path) => match ExpectedFailures::load(path, &checks) {
+            Ok(e) => e,
+            Err(e) => return usage(e),
+        },
+        None => ExpectedFailures::default(),
+    };
+    let several = targets.iter().filter(|t| t.skip.is_none()).count() > 1;
+    let base = RunConfig {
+        framing: match cli.framing {
+            FramingArg::Ndjson => Framing::Ndjson,
+            FramingArg::ContentLength => Framing::ContentLength,
+        },
+        wait: Duration::from_secs_f64(cli.timeout),
+        start_wait: Duration::from_secs_f64(cli.start_timeout),
+        only: cli.only.clone(),
+        skip: cli.skip.clone(),
+        jobs: cli.jobs.max(1),
+        progress: if cli.quiet {
+            Progress::Off
+        } else if std::io::stderr().is_terminal() && !several {
+            Progress::Terminal
+        } else {
+            Progress::Lines
+        },
+        name_in_progress: several,
+        ..RunConfig::default()
+    };
+    let first_profile = profile_for(cli.profile, targets.first());
+    if select(
+        &checks,
+        &RunConfig {
+            profile: first_profile,
+            ..base.clone()
+        },
+    )
+    .is_empty()
+    {
+        return usage("no check matches --only/--skip (see --list)");
+    }
+
+    let checks = Arc::new(checks);
+    let reports: Vec<TargetReport> = futures::stream::iter(targets)
+        .map(|target| {
+            let config = Arc::new(RunConfig {
+                profile: profile_for(cli.profile, Some(&target)),
+                ..base.clone()
+            });
+            let checks = Arc::clone(&checks);
+            let expected = expected.clone();
+            async move { run_target(target, &checks, config, &expected).await }
+        })
+        .buffered(cli.concurrency.max(1))
+        .collect()
+        .await;
+
+    match cli.format {
+        FormatArg::Text => {
+            let opts = text::TextOptions {
+                color: text::color_wanted(std::io::stdout().is_terminal()),
+                verbose: cli.verbose,
+            };
+            print!("{}", text::render(&reports, &opts));
+        }
+        FormatArg::Json => match serde_json::to_string_pretty(&json::render(&reports)) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("mcp-conformance: cannot write the JSON report: {e}"),
+        },
+    }
+    if let Some(path) = &cli.junit {
+        if let Err(e) = std::fs::write(path, junit::render(&reports)) {
+            eprintln!("mcp-conformance: cannot write {}: {e}", path.display());
+            return USAGE;
+        }
+    }
+    if let Some(dir) = &cli.transcript {
+        if let Err(e) = transcript::write(dir, &reports) {
+            eprintln!(
+                "mcp-conformance: cannot write transcripts under {}: {e}",
+                dir.display()
+            );
+            return USAGE;
+        }
+    }
+    if reports.iter().any(|r| r.start_error.is_some()) {
+        START
+    } else if reports.iter().any(TargetReport::failed) {
+        1
+    } else {
+        0
+    }
+}
+
+fn profile_for(arg: Option<ProfileArg>, target: Option<&Target>) -> Profile {
+    match arg {
+        Some(ProfileArg::Generic) => Profile::Generic,
+        Some(ProfileArg::Strict) => Profile::Strict,
+        Some(ProfileArg::Echo) => Profile::Echo,
+        None if target.is_some_and(|t| t.bundled) => Profile::Echo,
+        None => Profile::Generic,
+    }
+}
