@@ -145,10 +145,7 @@ impl RawConnection {
         let spawned = process::spawn(command, STDERR_LINES)?;
         let started = Instant::now();
         let transcript: Transcript = Arc::default();
-        let mode = match framing {
-            Framing::Ndjson => FramingMode::Ndjson,
-            Framing::ContentLength => FramingMode::ContentLength,
-        };
+        let mode = FramingMode::from(framing);
         // Strict: blank lines, a BOM or stray header lines on stdout are reported, not skipped.
         let codec = RawCodec(
             StdioCodec::new(mode)

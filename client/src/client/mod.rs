@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::Stream;
 use mcp_protocol::mcp::{InitializeResult, ProtocolVersion};
-use mcp_protocol::{Framing, FramingMode, Notification, StdioCodec};
+use mcp_protocol::{Notification, StdioCodec};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch, OnceCell};
 use tokio_util::codec::{FramedRead, FramedWrite};
@@ -110,11 +110,8 @@ impl Client {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let mode = match options.framing {
-            Framing::Ndjson => FramingMode::Ndjson,
-            Framing::ContentLength => FramingMode::ContentLength,
-        };
-        let codec = StdioCodec::new(mode).with_max_message_bytes(options.max_message_bytes);
+        let codec = StdioCodec::new(options.framing.into())
+            .with_max_message_bytes(options.max_message_bytes);
         let (out, out_rx) = mpsc::channel(256);
         let stop_tasks = CancellationToken::new();
         let shared = Arc::new(Shared {
