@@ -30,6 +30,7 @@ mod report;
 mod requests;
 mod runner;
 mod scenario;
+mod select;
 mod session;
 mod startup;
 mod target;

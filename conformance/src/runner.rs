@@ -3,7 +3,6 @@
 //! `--jobs` at once; every wait bounded. Then the root causes found on the way are given to
 //! the checks that own them, and expected failures applied.
 
-use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -18,142 +17,12 @@ use crate::evidence::Trace;
 use crate::mismatch::Finding;
 use crate::probe::{modern_meta, Probe, Spawner};
 use crate::progress::Tracker;
+use crate::select::{not_applicable, select, ExpectedFailures};
 use crate::session::{Ctx, Memos, Slot};
 use crate::target::Target;
 use mcp_client::raw::Direction;
 use mcp_client::TranscriptEntry;
 use mcp_protocol::mcp::modern;
-
-/// Does `id` match `pattern`? `*` matches any run of characters; a pattern without `*`
-/// matches the id itself or everything under it (`lifecycle` matches `lifecycle.ping`).
-pub fn id_matches(pattern: &str, id: &str) -> bool {
-    if !pattern.contains('*') {
-        return id == pattern || id.starts_with(&format!("{pattern}."));
-    }
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !id.starts_with(first) || id.len() < first.len() + last.len() || !id.ends_with(last) {
-        return false;
-    }
-    let mut rest = &id[first.len()..id.len() - last.len()];
-    for part in &parts[1..parts.len() - 1] {
-        match rest.find(part) {
-            Some(i) => rest = &rest[i + part.len()..],
-            None => return false,
-        }
-    }
-    true
-}
-
-/// The checks a profile runs, after `--only` and `--skip`.
-pub fn select<'a>(checks: &'a [Check], config: &RunConfig) -> Vec<&'a Check> {
-    checks
-        .iter()
-        .filter(|c| !c.info.echo_only || config.profile == Profile::Echo)
-        .filter(|c| config.only.is_empty() || config.only.iter().any(|p| id_matches(p, &c.info.id)))
-        .filter(|c| !config.skip.iter().any(|p| id_matches(p, &c.info.id)))
-        .collect()
-}
-
-/// `--expected-failures FILE`: one check id per line, optionally `TARGET:` before it, then the
-/// reason; `#` starts a comment.
-#[derive(Debug, Clone, Default)]
-pub struct ExpectedFailures {
-    entries: Vec<(Option<String>, String, String)>,
-}
-
-impl ExpectedFailures {
-    pub fn load(path: &Path, known: &[Check]) -> Result<ExpectedFailures, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Self::parse(&text, known).map_err(|e| format!("{}: {e}", path.display()))
-    }
-
-    pub fn parse(text: &str, known: &[Check]) -> Result<ExpectedFailures, String> {
-        let mut entries = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let line = line.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
-            let (key, reason) = line
-                .split_once(char::is_whitespace)
-                .map(|(k, r)| (k, r.trim()))
-                .unwrap_or((line, ""));
-            let (target, id) = match key.split_once(':') {
-                Some((t, id)) => (Some(t.to_owned()), id),
-                None => (None, key),
-            };
-            if !known.iter().any(|c| c.info.id == id) {
-                return Err(format!(
-                    "line {}: unknown check id {id:?} (see mcp-conformance --list)",
-                    n + 1
-                ));
-            }
-            entries.push((target, id.to_owned(), reason.to_owned()));
-        }
-        Ok(ExpectedFailures { entries })
-    }
-
-    /// Is `id` listed for a target known by any of `names`?
-    fn listed(&self, names: &[&str], id: &str) -> bool {
-        self.entries
-            .iter()
-            .any(|(t, i, _)| i == id && t.as_deref().is_none_or(|t| names.contains(&t)))
-    }
-}
-
-/// Why a check does not apply to a server of these eras, or `None` if it does.
-pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
-    let version = modern::VERSION;
-    if check.info.session == Session::Startup {
-        return None;
-    }
-    if check.info.area() == "modern" && !era.accepts_latest {
-        return Some(match era.label() {
-            "legacy" => format!("the server does not speak {version} (legacy only)"),
-            "neither" => {
-                format!("the server does not speak {version} (era.detect found neither era)")
-            }
-            _ => format!(
-                "the server does not speak {version} (it is modern but supports {})",
-                if era.supported.is_empty() {
-                    "no version it names".to_owned()
-                } else {
-                    era.supported.join(", ")
-                }
-            ),
-        });
-    }
-    if check.needs_legacy() && !era.legacy {
-        return Some(if era.modern {
-            "the server speaks only the modern era (no initialize); this check needs a legacy \
-             session"
-                .to_owned()
-        } else {
-            "initialize got no result (era.detect); this check needs a legacy session".to_owned()
-        });
-    }
-    let tools = match check.info.id.as_str() {
-        "modern.result-type" | "modern.tools-list-cacheable" => Some(true),
-        _ if check.info.area() == "tools" => Some(false),
-        _ => None,
-    };
-    if let Some(modern) = tools {
-        if !era.declares("tools", modern) {
-            let from = if modern {
-                "server/discover"
-            } else {
-                "initialize"
-            };
-            return Some(format!(
-                "the server does not declare the tools capability (its {from} result has no \
-                 capabilities.tools)"
-            ));
-        }
-    }
-    None
-}
 
 /// Everything the checks of one target share.
 struct Env {
