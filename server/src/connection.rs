@@ -1,5 +1,6 @@
-//! One connection's message handling, shared by both serve loops: each frame parsed, handed
-//! to the [`Session`], and turned into the reply to send now or a task that answers later.
+//! One connection's message handling, for the sans-I/O core of both serve loops: each frame
+//! parsed, handed to the [`Session`], and turned into the reply to send now or a task that
+//! answers later.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,7 +12,6 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::error::ServerError;
-use crate::exit::Exit;
 use crate::params::ServerParams;
 use crate::session::{Dispatch, Session};
 
@@ -189,32 +189,6 @@ impl<S: Spawn> Connection<S> {
         }));
         None
     }
-}
-
-/// Logs how a serve loop's input side ended; `true` if the output is gone (nothing more can
-/// be written).
-pub(crate) fn log_end(exit: &Exit) -> bool {
-    match exit {
-        Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
-        other => tracing::debug!(?other, "input loop ended"),
-    }
-    let closed = matches!(exit, Exit::OutputClosed);
-    if closed {
-        tracing::debug!("output closed by the peer; exiting");
-    }
-    closed
-}
-
-/// After the shutdown grace: the tool calls still running are aborted, and what is unsent
-/// is given up, with a warning.
-pub(crate) fn give_up(in_flight: &InFlight, grace: std::time::Duration) -> Exit {
-    let running = lock(in_flight).drain().map(|(_, h)| h.abort()).count();
-    tracing::warn!(
-        running,
-        ?grace,
-        "gave up waiting for replies to be answered and flushed"
-    );
-    Exit::DrainTimedOut
 }
 
 /// The reply to a tool call that could not be given a task.
