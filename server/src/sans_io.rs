@@ -270,3 +270,7 @@ impl<S> Drain<S> {
         Exit::DrainTimedOut
     }
 }
+
+#[cfg(test)]
+#[path = "sans_io_tests.rs"]
+mod tests;
