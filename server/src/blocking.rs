@@ -23,7 +23,7 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -172,13 +172,11 @@ pub fn serve_blocking(
     });
     let _serving = ServingGuard(&stdio.shared);
     let shared = &stdio.shared;
-    let outstanding = Arc::new(AtomicUsize::new(0));
     let mut core = Core::new(
         config,
         tools,
         Background {
             runtime: None,
-            outstanding: Arc::clone(&outstanding),
             shared: Arc::clone(shared),
         },
     );
@@ -204,7 +202,7 @@ pub fn serve_blocking(
             // More than one write's worth, or the last task finished after they were taken.
             continue;
         }
-        if outstanding.load(Ordering::Acquire) > 0 {
+        if core.running() {
             // A task may finish while we wait: wait for it or for input.
             match wait_readable(&[&stdio.wake_rx, &stdio.input], None)? {
                 Some(0) => {
@@ -361,10 +359,9 @@ fn write_by(file: &File, out: &mut Replies, deadline: Instant) -> io::Result<boo
 }
 
 /// Runs tool calls that did not finish at once, on a runtime started on first need. Each task
-/// counts itself in `outstanding` until it is done (or aborted), then pokes the wake pipe.
+/// pokes the wake pipe when it is done (or aborted).
 struct Background {
     runtime: Option<Runner>,
-    outstanding: Arc<AtomicUsize>,
     shared: Arc<Shared>,
 }
 
@@ -417,39 +414,24 @@ impl Spawn for Background {
         let Some(runner) = &self.runtime else {
             unreachable!("Spawn::spawn is only called after Spawn::start succeeded");
         };
-        let done = Done::new(&self.outstanding, &self.shared);
+        let wake = Wake(Arc::clone(&self.shared));
         runner
             .handle
             .spawn(async move {
-                let _done = done;
+                let _wake = wake;
                 task.await;
             })
             .abort_handle()
     }
 }
 
-/// Counts one running task; dropped when the task ends or is aborted.
-struct Done {
-    outstanding: Arc<AtomicUsize>,
-    shared: Arc<Shared>,
-}
+/// Pokes the wake pipe when a task ends or is aborted. The task, and with it its count
+/// (`Core::running`), is dropped first (an inner scope): a loop that wakes sees it gone.
+struct Wake(Arc<Shared>);
 
-impl Done {
-    fn new(outstanding: &Arc<AtomicUsize>, shared: &Arc<Shared>) -> Self {
-        outstanding.fetch_add(1, Ordering::AcqRel);
-        Done {
-            outstanding: Arc::clone(outstanding),
-            shared: Arc::clone(shared),
-        }
-    }
-}
-
-impl Drop for Done {
+impl Drop for Wake {
     fn drop(&mut self) {
-        // The task's reply, if any, is queued before this: a loop that sees the count drop
-        // finds the reply.
-        self.outstanding.fetch_sub(1, Ordering::AcqRel);
-        self.shared.wake();
+        self.0.wake();
     }
 }
 

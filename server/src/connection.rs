@@ -3,6 +3,7 @@
 //! answers later.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
@@ -40,10 +41,37 @@ impl Spawn for CurrentRuntime {
     }
 }
 
+/// How many tool-call tasks (batches too) are running: each holds a [`Task`] until it ends or
+/// is aborted.
+#[derive(Debug, Default)]
+pub(crate) struct Running(Arc<AtomicUsize>);
+
+impl Running {
+    pub(crate) fn any(&self) -> bool {
+        self.0.load(Ordering::Acquire) > 0
+    }
+
+    fn start(&self) -> Task {
+        self.0.fetch_add(1, Ordering::AcqRel);
+        Task(Arc::clone(&self.0))
+    }
+}
+
+/// Counts one running task. Dropped last in the task, so its reply, if any, is queued before:
+/// a loop that sees the count drop finds the reply.
+struct Task(Arc<AtomicUsize>);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// The reader side's state: the session, the running tool calls, and where they run.
 pub(crate) struct Connection<S> {
     pub(crate) session: Session,
     pub(crate) in_flight: InFlight,
+    pub(crate) running: Running,
     /// Replies of tool calls that ran in their own task.
     pub(crate) tx: mpsc::Sender<Outgoing>,
     pub(crate) spawner: S,
@@ -107,9 +135,11 @@ impl<S: Spawn> Connection<S> {
                 let in_flight = Arc::clone(&self.in_flight);
                 let tx = self.tx.clone();
                 let key = id.clone();
+                let counted = self.running.start();
                 // The lock is held until the handle is stored, so the task cannot finish and
                 // look for its entry before it exists.
                 let task = self.spawner.spawn(Box::pin(async move {
+                    let _counted = counted;
                     let response = work.await;
                     // Absent means cancelled: then no reply is sent.
                     if lock(&in_flight).remove(&key).is_some() {
@@ -182,7 +212,9 @@ impl<S: Spawn> Connection<S> {
             return Some(Outgoing::Batch(ready));
         }
         let tx = self.tx.clone();
+        let counted = self.running.start();
         self.spawner.spawn(Box::pin(async move {
+            let _counted = counted;
             let done = futures::future::join_all(pending.into_iter().map(|(_, work)| work)).await;
             ready.extend(done.into_iter().map(Message::Response));
             let _ = tx.send(Outgoing::Batch(ready)).await;

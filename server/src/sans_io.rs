@@ -20,7 +20,7 @@ use tokio::sync::mpsc::error::TryRecvError;
 use tokio_util::codec::Decoder;
 
 use crate::config::Config;
-use crate::connection::{lock, Connection, InFlight, Spawn};
+use crate::connection::{lock, Connection, InFlight, Running, Spawn};
 use crate::exit::Exit;
 use crate::info::ServerInfo;
 use crate::replies::Replies;
@@ -66,6 +66,7 @@ impl<S: Spawn> Core<S> {
             conn: Connection {
                 session: Session::new(tools, ServerInfo::default()),
                 in_flight: InFlight::default(),
+                running: Running::default(),
                 tx,
                 spawner,
             },
@@ -144,6 +145,11 @@ impl<S: Spawn> Core<S> {
             }
         }
         Ok(())
+    }
+
+    /// Whether a tool call's task is still running: its reply may come while the loop waits.
+    pub(crate) fn running(&self) -> bool {
+        self.conn.running.any()
     }
 
     /// Whether finished tasks' replies wait in the queue.

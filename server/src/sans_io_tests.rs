@@ -232,6 +232,7 @@ fn draining(ms: u64) -> Drain<CurrentRuntime> {
     core.feed(br#"{"jsonrpc":"2.0","id":10,"method":"ping"}"#);
     core.end_input();
     assert!(matches!(core.handle().unwrap(), Burst::Idle));
+    assert!(core.running());
     core.finish(&Exit::InputClosed).unwrap()
 }
 
