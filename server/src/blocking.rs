@@ -4,8 +4,8 @@
 //! an `epoll_wait`, the wake-up and the scheduler around the task: 4.6 against 4.0 µs per
 //! round trip pinned to one CPU (BENCHMARKS.md, "Window 1: what a round trip's work costs").
 //! Here the serving thread sits in a plain blocking `read(2)` and answers with a plain
-//! `write(2)`: no runtime on the hot path. The message handling is the async loop's
-//! ([`Connection`]).
+//! `write(2)`: no runtime on the hot path. Everything but the I/O and the waiting is the
+//! [`Core`]'s, shared with the async loop.
 //!
 //! What a blocking loop must still do:
 //! - **Stop on a signal.** A blocked `read` or `write` does not notice a flag. A [`Stopper`]
@@ -23,35 +23,26 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, BytesMut};
 use futures::future::BoxFuture;
-use mcp_protocol::codec::RawCodec;
-use mcp_protocol::{Outgoing, StdioCodec};
 use nix::fcntl::{fcntl, FcntlArg, OFlag};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::pthread::{pthread_self, Pthread};
-use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
-use tokio_util::codec::Decoder;
 
 use crate::config::Config;
-use crate::connection::{give_up, lock, log_end, Connection, InFlight, Spawn};
+use crate::connection::{lock, Spawn};
 use crate::exit::Exit;
-use crate::info::ServerInfo;
 use crate::replies::Replies;
-use crate::session::Session;
+use crate::sans_io::{Burst, Core, Step, READ_SIZE};
 use crate::tools::ToolRegistry;
 
 /// The signal that interrupts the serving thread's blocked call. Its default action is to do
 /// nothing, so one sent from outside changes nothing either.
 const INTERRUPT: i32 = libc::SIGURG;
-
-/// Bytes asked of each `read(2)`.
-const READ_SIZE: usize = 64 * 1024;
 
 /// The blocking loop's files: its input and output, and a wake pipe.
 #[derive(Debug)]
@@ -180,40 +171,26 @@ pub fn serve_blocking(
         output: stdio.output.try_clone()?,
     });
     let _serving = ServingGuard(&stdio.shared);
-    let codec = StdioCodec::new(config.framing)
-        .with_max_message_bytes(config.max_message_bytes)
-        .with_max_header_bytes(config.max_header_bytes);
-    let mut out = Output {
-        file: &stdio.output,
-        replies: Replies::new(codec.clone()),
-    };
+    let shared = &stdio.shared;
+    let mut core = Core::new(
+        config,
+        tools,
+        Background {
+            runtime: None,
+            shared: Arc::clone(shared),
+        },
+    );
     let mut input = Input {
         file: &stdio.input,
-        codec: RawCodec(codec),
-        buf: BytesMut::with_capacity(READ_SIZE),
         scratch: vec![0; READ_SIZE],
     };
-    let (tx, mut rx) = mpsc::channel::<Outgoing>(config.outgoing_queue.max(1));
-    let outstanding = Arc::new(AtomicUsize::new(0));
-    let mut conn = Connection {
-        session: Session::new(tools, ServerInfo::default()),
-        in_flight: InFlight::default(),
-        tx,
-        spawner: Background {
-            runtime: None,
-            outstanding: Arc::clone(&outstanding),
-            shared: Arc::clone(&stdio.shared),
-        },
-    };
-    let shared = &stdio.shared;
+    let output = &stdio.output;
 
     let exit = 'serve: loop {
         // Replies of finished tasks first; then everything made so far goes out before more
         // input is read.
-        while let Ok(reply) = rx.try_recv() {
-            out.encode(reply)?;
-        }
-        match out.write_all(shared)? {
+        core.task_replies()?;
+        match write_all(output, core.out(), shared)? {
             Written::All => {}
             Written::Stopped => break Exit::Shutdown,
             Written::Closed => break Exit::OutputClosed,
@@ -221,7 +198,11 @@ pub fn serve_blocking(
         if shared.stopped() {
             break Exit::Shutdown;
         }
-        if outstanding.load(Ordering::Acquire) > 0 {
+        if core.replies_queued() {
+            // More than one write's worth, or the last task finished after they were taken.
+            continue;
+        }
+        if core.running() {
             // A task may finish while we wait: wait for it or for input.
             match wait_readable(&[&stdio.wake_rx, &stdio.input], None)? {
                 Some(0) => {
@@ -232,97 +213,63 @@ pub fn serve_blocking(
                 // Interrupted: look at the stop flag.
                 None => continue,
             }
-        } else if !rx.is_empty() {
-            // The last task finished after the queue was emptied above.
-            continue;
         }
-        match input.read(shared) {
+        match input.read(&mut core, shared) {
             Got::Data => {}
             Got::Again => continue,
-            Got::Eof => break Exit::InputClosed,
+            Got::Eof => core.end_input(),
             Got::Stopped => break Exit::Shutdown,
             Got::Failed(e) => break Exit::ReadFailed(e),
         }
-        // Every whole frame read so far, writing when enough replies wait (`Replies::due`).
         loop {
-            match input.next_frame() {
-                Ok(Some(frame)) => {
-                    if let Some(reply) = conn.frame(frame) {
-                        out.encode(reply)?;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => break 'serve Exit::ReadFailed(e),
-            }
-            if out.replies.due() {
-                match out.write_all(shared)? {
+            match core.handle()? {
+                Burst::Idle => break,
+                Burst::Due => match write_all(output, core.out(), shared)? {
                     Written::All => {}
                     Written::Stopped => break 'serve Exit::Shutdown,
                     Written::Closed => break 'serve Exit::OutputClosed,
-                }
+                },
+                Burst::Failed(e) => break 'serve Exit::ReadFailed(e),
             }
+        }
+        if core.input_ended() {
+            // Its replies are written in the drain, within the grace.
+            break Exit::InputClosed;
         }
     };
-    if log_end(&exit) {
-        return Ok(exit);
-    }
-    if matches!(exit, Exit::InputClosed) {
-        // An unterminated last frame is still a frame (answered, or reported).
-        while let Ok(Some(frame)) = input.last_frame() {
-            if let Some(reply) = conn.frame(frame) {
-                out.encode(reply)?;
-            }
-        }
-    }
 
-    // Answer and flush everything read within the grace: what is buffered, then each running
-    // tool's reply.
-    let deadline = Instant::now() + config.shutdown_grace;
-    let _ = stop_waiting(&stdio.output, Direction::Write);
-    let Connection {
-        in_flight, spawner, ..
-    } = conn;
-    let drained = loop {
-        while let Ok(reply) = rx.try_recv() {
-            out.encode(reply)?;
-        }
-        match out.write_by(deadline) {
-            Ok(true) => {}
-            Ok(false) => break false,
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
-                tracing::debug!("output closed by the peer; exiting");
-                return Ok(Exit::OutputClosed);
-            }
-            Err(e) => return Err(e),
-        }
-        if outstanding.load(Ordering::Acquire) == 0 && rx.is_empty() {
-            break true;
-        }
-        match wait_readable(&[&stdio.wake_rx], Some(deadline))? {
-            Some(_) => drain_wake(&stdio.wake_rx),
-            // Interrupted (a stop during an EOF drain sends SIGURG): only the deadline ends
-            // the wait.
-            None if Instant::now() < deadline => {}
-            None => break false,
-        }
+    let Some(mut drain) = core.finish(&exit) else {
+        return Ok(exit);
     };
-    let result = if drained {
-        Ok(exit)
-    } else {
-        Ok(give_up(&in_flight, config.shutdown_grace))
-    };
-    // Stops the tool-call runtime's thread, if one was started; it is not waited for.
-    drop(spawner);
-    result
+    let deadline = Instant::now() + drain.grace();
+    let _ = stop_waiting(output, Direction::Write);
+    // Dropping the drain stops the tool-call runtime's thread, if one was started; it is not
+    // waited for.
+    loop {
+        match drain.next()? {
+            Step::Write => match write_by(output, drain.out(), deadline) {
+                Ok(true) => {}
+                Ok(false) => return Ok(drain.give_up()),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(drain.output_closed()),
+                Err(e) => return Err(e),
+            },
+            Step::Wait => match wait_readable(&[&stdio.wake_rx], Some(deadline))? {
+                Some(_) => drain_wake(&stdio.wake_rx),
+                // Interrupted (a stop during an EOF drain sends SIGURG): only the deadline
+                // ends the wait.
+                None if Instant::now() < deadline => {}
+                None => return Ok(drain.give_up()),
+            },
+            Step::Done => return Ok(exit),
+        }
+    }
 }
 
-/// The input side: reads into `scratch`, keeps what is not yet a whole frame in `buf`.
+/// The input side: `read(2)` into `scratch`, then on to the core.
 struct Input<'a> {
     file: &'a File,
-    codec: RawCodec,
-    buf: BytesMut,
-    /// `read(2)` needs initialised memory, and `buf`'s spare room is not (no `unsafe` here):
-    /// bytes are read here and copied on, a `memcpy` of what was read.
+    /// `read(2)` needs initialised memory, and the core's buffer's spare room is not (no
+    /// `unsafe` here): bytes are read here and copied on, a `memcpy` of what was read.
     scratch: Vec<u8>,
 }
 
@@ -335,16 +282,11 @@ enum Got {
 }
 
 impl Input<'_> {
-    fn read(&mut self, shared: &Shared) -> Got {
-        if self.buf.is_empty() {
-            // Back to the start of the allocation (nothing to move; the frames split off it
-            // are gone): otherwise each request would land on fresh cache lines further on.
-            self.buf.reserve(READ_SIZE);
-        }
+    fn read(&mut self, core: &mut Core<Background>, shared: &Shared) -> Got {
         match self.file.read(&mut self.scratch) {
             Ok(0) => Got::Eof,
             Ok(n) => {
-                self.buf.extend_from_slice(&self.scratch[..n]);
+                core.feed(&self.scratch[..n]);
                 Got::Data
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Got::Again,
@@ -362,20 +304,6 @@ impl Input<'_> {
             Err(e) => Got::Failed(e),
         }
     }
-
-    fn next_frame(&mut self) -> io::Result<Option<mcp_protocol::codec::RawFrame>> {
-        self.codec.decode(&mut self.buf)
-    }
-
-    fn last_frame(&mut self) -> io::Result<Option<mcp_protocol::codec::RawFrame>> {
-        self.codec.decode_eof(&mut self.buf)
-    }
-}
-
-/// The output side of the blocking loop.
-struct Output<'a> {
-    file: &'a File,
-    replies: Replies,
 }
 
 enum Written {
@@ -384,67 +312,56 @@ enum Written {
     Closed,
 }
 
-impl Output<'_> {
-    fn encode(&mut self, reply: Outgoing) -> io::Result<()> {
-        self.replies.encode(reply)
-    }
-
-    /// Writes the whole buffer, blocking while the client is slow to read (that is the
-    /// back-pressure); a stop ends the wait, and what is left is written within the grace.
-    fn write_all(&mut self, shared: &Shared) -> io::Result<Written> {
-        let bytes = self.replies.buf.len();
-        while !self.replies.buf.is_empty() {
-            match self.file.write(&self.replies.buf) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.replies.buf.advance(n),
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(Written::Closed),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
-                    ) =>
-                {
-                    if shared.stopped() {
-                        return Ok(Written::Stopped);
-                    }
-                    if e.kind() == io::ErrorKind::WouldBlock {
-                        wait_writable(self.file, None)?;
-                    }
+/// Writes every reply, blocking while the client is slow to read (that is the back-pressure);
+/// a stop ends the wait, and what is left is written within the grace.
+fn write_all(file: &File, out: &mut Replies, shared: &Shared) -> io::Result<Written> {
+    while !out.unwritten().is_empty() {
+        match (&*file).write(out.unwritten()) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => out.wrote(n),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(Written::Closed),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+                ) =>
+            {
+                if shared.stopped() {
+                    return Ok(Written::Stopped);
                 }
-                Err(e) => return Err(e),
-            }
-        }
-        self.replies.written(bytes);
-        Ok(Written::All)
-    }
-
-    /// Writes the whole buffer by `deadline` (the output is non-blocking by then): `false`
-    /// if the client did not take it in time.
-    fn write_by(&mut self, deadline: Instant) -> io::Result<bool> {
-        let bytes = self.replies.buf.len();
-        while !self.replies.buf.is_empty() {
-            match self.file.write(&self.replies.buf) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.replies.buf.advance(n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if !wait_writable(self.file, Some(deadline))? {
-                        return Ok(false);
-                    }
+                if e.kind() == io::ErrorKind::WouldBlock {
+                    wait_writable(file, None)?;
                 }
-                Err(e) => return Err(e),
             }
+            Err(e) => return Err(e),
         }
-        self.replies.written(bytes);
-        Ok(true)
     }
+    Ok(Written::All)
+}
+
+/// Writes every reply by `deadline` (the output is non-blocking by then): `false` if the
+/// client did not take them in time.
+fn write_by(file: &File, out: &mut Replies, deadline: Instant) -> io::Result<bool> {
+    while !out.unwritten().is_empty() {
+        match (&*file).write(out.unwritten()) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => out.wrote(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if !wait_writable(file, Some(deadline))? {
+                    return Ok(false);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
 }
 
 /// Runs tool calls that did not finish at once, on a runtime started on first need. Each task
-/// counts itself in `outstanding` until it is done (or aborted), then pokes the wake pipe.
+/// pokes the wake pipe when it is done (or aborted).
 struct Background {
     runtime: Option<Runner>,
-    outstanding: Arc<AtomicUsize>,
     shared: Arc<Shared>,
 }
 
@@ -497,39 +414,24 @@ impl Spawn for Background {
         let Some(runner) = &self.runtime else {
             unreachable!("Spawn::spawn is only called after Spawn::start succeeded");
         };
-        let done = Done::new(&self.outstanding, &self.shared);
+        let wake = Wake(Arc::clone(&self.shared));
         runner
             .handle
             .spawn(async move {
-                let _done = done;
+                let _wake = wake;
                 task.await;
             })
             .abort_handle()
     }
 }
 
-/// Counts one running task; dropped when the task ends or is aborted.
-struct Done {
-    outstanding: Arc<AtomicUsize>,
-    shared: Arc<Shared>,
-}
+/// Pokes the wake pipe when a task ends or is aborted. The task, and with it its count
+/// (`Core::running`), is dropped first (an inner scope): a loop that wakes sees it gone.
+struct Wake(Arc<Shared>);
 
-impl Done {
-    fn new(outstanding: &Arc<AtomicUsize>, shared: &Arc<Shared>) -> Self {
-        outstanding.fetch_add(1, Ordering::AcqRel);
-        Done {
-            outstanding: Arc::clone(outstanding),
-            shared: Arc::clone(shared),
-        }
-    }
-}
-
-impl Drop for Done {
+impl Drop for Wake {
     fn drop(&mut self) {
-        // The task's reply, if any, is queued before this: a loop that sees the count drop
-        // finds the reply.
-        self.outstanding.fetch_sub(1, Ordering::AcqRel);
-        self.shared.wake();
+        self.0.wake();
     }
 }
 

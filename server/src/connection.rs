@@ -1,7 +1,9 @@
-//! One connection's message handling, shared by both serve loops: each frame parsed, handed
-//! to the [`Session`], and turned into the reply to send now or a task that answers later.
+//! One connection's message handling, for the sans-I/O core of both serve loops: each frame
+//! parsed, handed to the [`Session`], and turned into the reply to send now or a task that
+//! answers later.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
@@ -11,7 +13,6 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::error::ServerError;
-use crate::exit::Exit;
 use crate::params::ServerParams;
 use crate::session::{Dispatch, Session};
 
@@ -40,10 +41,37 @@ impl Spawn for CurrentRuntime {
     }
 }
 
+/// How many tool-call tasks (batches too) are running: each holds a [`Task`] until it ends or
+/// is aborted.
+#[derive(Debug, Default)]
+pub(crate) struct Running(Arc<AtomicUsize>);
+
+impl Running {
+    pub(crate) fn any(&self) -> bool {
+        self.0.load(Ordering::Acquire) > 0
+    }
+
+    fn start(&self) -> Task {
+        self.0.fetch_add(1, Ordering::AcqRel);
+        Task(Arc::clone(&self.0))
+    }
+}
+
+/// Counts one running task. Dropped last in the task, so its reply, if any, is queued before:
+/// a loop that sees the count drop finds the reply.
+struct Task(Arc<AtomicUsize>);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// The reader side's state: the session, the running tool calls, and where they run.
 pub(crate) struct Connection<S> {
     pub(crate) session: Session,
     pub(crate) in_flight: InFlight,
+    pub(crate) running: Running,
     /// Replies of tool calls that ran in their own task.
     pub(crate) tx: mpsc::Sender<Outgoing>,
     pub(crate) spawner: S,
@@ -107,9 +135,11 @@ impl<S: Spawn> Connection<S> {
                 let in_flight = Arc::clone(&self.in_flight);
                 let tx = self.tx.clone();
                 let key = id.clone();
+                let counted = self.running.start();
                 // The lock is held until the handle is stored, so the task cannot finish and
                 // look for its entry before it exists.
                 let task = self.spawner.spawn(Box::pin(async move {
+                    let _counted = counted;
                     let response = work.await;
                     // Absent means cancelled: then no reply is sent.
                     if lock(&in_flight).remove(&key).is_some() {
@@ -182,39 +212,15 @@ impl<S: Spawn> Connection<S> {
             return Some(Outgoing::Batch(ready));
         }
         let tx = self.tx.clone();
+        let counted = self.running.start();
         self.spawner.spawn(Box::pin(async move {
+            let _counted = counted;
             let done = futures::future::join_all(pending.into_iter().map(|(_, work)| work)).await;
             ready.extend(done.into_iter().map(Message::Response));
             let _ = tx.send(Outgoing::Batch(ready)).await;
         }));
         None
     }
-}
-
-/// Logs how a serve loop's input side ended; `true` if the output is gone (nothing more can
-/// be written).
-pub(crate) fn log_end(exit: &Exit) -> bool {
-    match exit {
-        Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
-        other => tracing::debug!(?other, "input loop ended"),
-    }
-    let closed = matches!(exit, Exit::OutputClosed);
-    if closed {
-        tracing::debug!("output closed by the peer; exiting");
-    }
-    closed
-}
-
-/// After the shutdown grace: the tool calls still running are aborted, and what is unsent
-/// is given up, with a warning.
-pub(crate) fn give_up(in_flight: &InFlight, grace: std::time::Duration) -> Exit {
-    let running = lock(in_flight).drain().map(|(_, h)| h.abort()).count();
-    tracing::warn!(
-        running,
-        ?grace,
-        "gave up waiting for replies to be answered and flushed"
-    );
-    Exit::DrainTimedOut
 }
 
 /// The reply to a tool call that could not be given a task.

@@ -3,7 +3,8 @@
 //!
 //! Two loops serve a connection with the same message handling: [`serve_blocking`], which the
 //! binary runs when stdin and stdout are pipes or sockets (plain blocking reads and writes on
-//! its main thread), and the async [`serve`], for anything else and for in-memory tests.
+//! its main thread), and the async [`serve`], for anything else and for in-memory tests. Both
+//! only read, write and wait; what to do with the bytes is one sans-I/O core's.
 //! Logs go through `tracing`; the binary sends them to stderr, never stdout.
 
 mod blocking;
@@ -16,6 +17,7 @@ mod modern;
 mod pacing;
 mod params;
 mod replies;
+mod sans_io;
 mod serve;
 mod session;
 pub mod stdio;

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use mcp_protocol::{Outgoing, StdioCodec};
 use tokio_util::codec::Encoder;
 
@@ -16,8 +16,10 @@ const OUTPUT_CAPACITY: usize = 64 * 1024;
 /// The output buffer and its pacing.
 pub(crate) struct Replies {
     codec: StdioCodec,
-    pub(crate) buf: BytesMut,
+    buf: BytesMut,
     pacing: Pacing,
+    /// Bytes written since the buffer was last empty: one write, for the pacing.
+    flushing: usize,
 }
 
 impl Replies {
@@ -26,6 +28,7 @@ impl Replies {
             codec,
             buf: BytesMut::with_capacity(OUTPUT_CAPACITY),
             pacing: Pacing::new(),
+            flushing: 0,
         }
     }
 
@@ -38,13 +41,22 @@ impl Replies {
         self.buf.len() >= self.pacing.threshold()
     }
 
-    /// After the buffer, `bytes` long, was written whole. Empty now: taking the space back moves nothing,
-    /// while a reserve in the middle of the next burst would move that burst's replies to
-    /// the front.
-    pub(crate) fn written(&mut self, bytes: usize) {
-        self.buf.reserve(OUTPUT_CAPACITY);
-        self.pacing.wrote(bytes);
-        tracing::trace!("flushed replies");
+    /// Replies not yet written.
+    pub(crate) fn unwritten(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// `n` bytes of [`unwritten`](Self::unwritten) were written. Once all are, the buffer is
+    /// empty: taking the space back moves nothing, while a reserve in the middle of the next
+    /// burst would move that burst's replies to the front.
+    pub(crate) fn wrote(&mut self, n: usize) {
+        self.buf.advance(n);
+        self.flushing += n;
+        if self.buf.is_empty() {
+            self.buf.reserve(OUTPUT_CAPACITY);
+            self.pacing.wrote(std::mem::take(&mut self.flushing));
+            tracing::trace!("flushed replies");
+        }
     }
 }
 

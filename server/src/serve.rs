@@ -1,40 +1,32 @@
-//! The I/O loop: one task reads, dispatches and writes; tasks exist only for tool calls that
-//! are still running.
+//! The async loop: one task reads, hands the bytes to the [`Core`] and writes what it made;
+//! tasks exist only for tool calls that are still running.
 //!
-//! Messages are handled in arrival order. A reply that is ready at once is encoded straight
-//! into the output buffer, so the common case spawns nothing and hands nothing to another
-//! task. Frames that are already readable are handled without waiting, and their replies
-//! go out in writes of a few KiB ([`crate::pacing`]), so a burst of small requests costs a few
-//! `write`s and a client on another CPU reads the first replies while later ones are made.
-//! Output is written before more input is read, and replies of running tool calls come
-//! through a bounded queue: a client that stops reading its replies stops the server reading
-//! requests instead of growing its memory.
+//! It waits for a shutdown, a finished task's reply or input, in that order (`select!`), and
+//! reads on without waiting while more input is ready, so a burst of requests costs one
+//! wake-up. Output is written before more input is read, and a shutdown interrupts a write the
+//! peer never drains. Everything else (frames, replies, pacing, the last frame, the drain's
+//! policy) is the core's, shared with [`crate::serve_blocking`].
 
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
-use futures::{FutureExt, StreamExt};
-use mcp_protocol::codec::RawCodec;
-use mcp_protocol::{Outgoing, StdioCodec};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
-use tokio_util::codec::FramedRead;
+use futures::FutureExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::config::Config;
-use crate::connection::{give_up, log_end, Connection, CurrentRuntime, InFlight};
+use crate::connection::CurrentRuntime;
 use crate::exit::Exit;
-use crate::info::ServerInfo;
 use crate::replies::Replies;
-use crate::session::Session;
+use crate::sans_io::{Burst, Core, Step};
 use crate::tools::ToolRegistry;
 
 /// Serves one MCP connection over `input`/`output` until input ends, `shutdown` completes, or
 /// the output is closed. Returns `Err` only if writing fails for a reason other than a closed
 /// pipe.
 pub async fn serve<R, W, S>(
-    input: R,
-    output: W,
+    mut input: R,
+    mut output: W,
     config: &Config,
     tools: Arc<ToolRegistry>,
     shutdown: S,
@@ -44,128 +36,124 @@ where
     W: AsyncWrite + Unpin,
     S: Future<Output = ()>,
 {
-    let codec = StdioCodec::new(config.framing)
-        .with_max_message_bytes(config.max_message_bytes)
-        .with_max_header_bytes(config.max_header_bytes);
-    // Frames are parsed by `Connection::frame`, with the server's params.
-    let mut reader = FramedRead::with_capacity(input, RawCodec(codec.clone()), 64 * 1024);
-    let mut out = Output {
-        io: output,
-        replies: Replies::new(codec),
-    };
-    // Replies of tool calls that ran in their own task.
-    let (tx, mut rx) = mpsc::channel::<Outgoing>(config.outgoing_queue.max(1));
-    let mut conn = Connection {
-        session: Session::new(tools, ServerInfo::default()),
-        in_flight: InFlight::default(),
-        tx,
-        spawner: CurrentRuntime,
-    };
+    let mut core = Core::new(config, tools, CurrentRuntime);
     tokio::pin!(shutdown);
+    // A burst stopped to write: whole frames wait in the input buffer, handled before reading.
+    let mut buffered = false;
     let exit = loop {
-        let end = tokio::select! {
+        let (queue, buf) = core.queue_and_input();
+        let turn = tokio::select! {
             biased;
             () = &mut shutdown => break Exit::Shutdown,
-            Some(reply) = rx.recv() => {
-                out.encode(reply)?;
-                while !out.replies.due() {
-                    match rx.try_recv() {
-                        Ok(reply) => out.encode(reply)?,
-                        Err(_) => break,
-                    }
-                }
-                None
+            Some(reply) = queue.recv() => {
+                core.task_reply(reply)?;
+                core.task_replies()?;
+                Turn::Read
             }
-            mut item = reader.next() => {
-                // Handle the frames that are already readable, one wake-up for a burst,
-                // stopping to write when enough replies are waiting (`Replies::due`).
-                loop {
-                    match item {
-                        None => break Some(Exit::InputClosed),
-                        Some(Err(e)) => break Some(Exit::ReadFailed(e)),
-                        Some(Ok(frame)) => {
-                            if let Some(reply) = conn.frame(frame) {
-                                out.encode(reply)?;
-                            }
-                        }
-                    }
-                    if out.replies.due() {
-                        break None;
-                    }
-                    match reader.next().now_or_never() {
-                        Some(next) => item = next,
-                        None => break None,
-                    }
-                }
-            }
+            read = read_unless(buffered, &mut input, buf) => burst(&mut core, &mut input, read)?,
         };
+        buffered = matches!(turn, Turn::Due);
         // Write before reading on, and let a signal interrupt a write the peer never drains.
         let written = tokio::select! {
             biased;
             () = &mut shutdown => break Exit::Shutdown,
-            written = out.write_all() => written,
+            written = write_all(&mut output, core.out()) => written,
         };
         match written {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => break Exit::OutputClosed,
             Err(e) => return Err(e),
         }
-        if let Some(exit) = end {
+        if let Turn::End(exit) = turn {
             break exit;
         }
     };
-    if log_end(&exit) {
-        return Ok(exit);
-    }
 
-    // Answer and flush everything read: what is buffered, then each running tool's reply. The
-    // queue ends once every sender is gone: ours now, and each tool's task when it finishes.
-    let Connection { in_flight, tx, .. } = conn;
-    drop(tx);
-    let drain = async {
+    let Some(mut drain) = core.finish(&exit) else {
+        return Ok(exit);
+    };
+    let grace = drain.grace();
+    let drained = tokio::time::timeout(grace, async {
         loop {
-            out.write_all().await?;
-            match rx.recv().await {
-                Some(reply) => out.encode(reply)?,
-                None => return Ok::<(), io::Error>(()),
+            match drain.next()? {
+                Step::Write => write_all(&mut output, drain.out()).await?,
+                Step::Wait => {
+                    // `None`: the last task ended; `next` finds the queue closed.
+                    if let Some(reply) = drain.queue().recv().await {
+                        drain.task_reply(reply)?;
+                    }
+                }
+                Step::Done => return Ok::<(), io::Error>(()),
             }
         }
-    };
-    match tokio::time::timeout(config.shutdown_grace, drain).await {
-        Err(_elapsed) => Ok(give_up(&in_flight, config.shutdown_grace)),
+    })
+    .await;
+    match drained {
+        Err(_elapsed) => Ok(drain.give_up()),
         Ok(Ok(())) => Ok(exit),
-        Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
-            tracing::debug!("output closed by the peer; exiting");
-            Ok(Exit::OutputClosed)
-        }
+        Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(drain.output_closed()),
         Ok(Err(e)) => Err(e),
     }
 }
 
-/// The output side of the async loop.
-struct Output<W> {
-    io: W,
-    replies: Replies,
+/// What a turn of the loop leaves to do after writing.
+enum Turn {
+    /// Wait for input or a task's reply.
+    Read,
+    /// A burst stopped to write; whole frames still wait.
+    Due,
+    End(Exit),
 }
 
-impl<W: AsyncWrite + Unpin> Output<W> {
-    fn encode(&mut self, reply: Outgoing) -> io::Result<()> {
-        self.replies.encode(reply)
+/// Reads into `buf`, unless whole frames are `buffered` already (`None`). Cancel-safe: a read
+/// that did not complete read nothing.
+async fn read_unless<R: AsyncRead + Unpin>(
+    buffered: bool,
+    input: &mut R,
+    buf: &mut bytes::BytesMut,
+) -> Option<io::Result<usize>> {
+    if buffered {
+        return None;
     }
+    Some(input.read_buf(buf).await)
+}
 
-    /// Writes the whole buffer and flushes. Cancel-safe: what was written is gone from `buf`,
-    /// the rest stays for the next call.
-    async fn write_all(&mut self) -> io::Result<()> {
-        let bytes = self.replies.buf.len();
-        while !self.replies.buf.is_empty() {
-            if self.io.write_buf(&mut self.replies.buf).await? == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
+/// Handles what was read, and reads on while more is ready at once: one wake-up for a burst,
+/// stopping to write when replies are due.
+fn burst<R: AsyncRead + Unpin>(
+    core: &mut Core<CurrentRuntime>,
+    input: &mut R,
+    mut read: Option<io::Result<usize>>,
+) -> io::Result<Turn> {
+    loop {
+        match read {
+            Some(Ok(0)) => core.end_input(),
+            Some(Ok(_)) | None => {}
+            Some(Err(e)) => return Ok(Turn::End(Exit::ReadFailed(e))),
         }
-        self.io.flush().await?;
-        self.replies.written(bytes);
-        Ok(())
+        match core.handle()? {
+            Burst::Due => return Ok(Turn::Due),
+            Burst::Failed(e) => return Ok(Turn::End(Exit::ReadFailed(e))),
+            Burst::Idle if core.input_ended() => return Ok(Turn::End(Exit::InputClosed)),
+            Burst::Idle => {}
+        }
+        match input.read_buf(core.input()).now_or_never() {
+            Some(more) => read = Some(more),
+            None => return Ok(Turn::Read),
+        }
     }
+}
+
+/// Writes every reply and flushes. Cancel-safe: what was written is gone from `out`, the rest
+/// stays for the next call.
+async fn write_all<W: AsyncWrite + Unpin>(io: &mut W, out: &mut Replies) -> io::Result<()> {
+    while !out.unwritten().is_empty() {
+        match io.write(out.unwritten()).await? {
+            0 => return Err(io::ErrorKind::WriteZero.into()),
+            n => out.wrote(n),
+        }
+    }
+    io.flush().await
 }
 
 #[cfg(test)]
