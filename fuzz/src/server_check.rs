@@ -30,7 +30,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 use futures::FutureExt;
 use mcp_echo_server::{
-    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall, ToolRegistry,
+    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall, ToolSet,
 };
 use mcp_protocol::codec::DecodedFrame;
 use mcp_protocol::mcp::{self, CallToolResult, CancelledParams, ProtocolVersion};
@@ -450,7 +450,7 @@ impl Scenario {
     }
 
     /// `echo`, and the slow tool if the scenario has it.
-    fn tools(&self) -> ToolRegistry {
+    fn tools(&self) -> ToolSet {
         let mut tools = default_tools();
         if self.slow_tool {
             tools.register(Slow::new()).expect("a new tool name");

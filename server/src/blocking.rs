@@ -38,7 +38,7 @@ use crate::connection::{lock, Spawn};
 use crate::exit::Exit;
 use crate::replies::Replies;
 use crate::sans_io::{Burst, Core, Step, READ_SIZE};
-use crate::tools::ToolRegistry;
+use crate::tools::ToolSet;
 
 /// The signal that interrupts the serving thread's blocked call. Its default action is to do
 /// nothing, so one sent from outside changes nothing either.
@@ -163,7 +163,7 @@ impl BlockingStdio {
 pub fn serve_blocking(
     stdio: &BlockingStdio,
     config: &Config,
-    tools: Arc<ToolRegistry>,
+    tools: Arc<ToolSet>,
 ) -> io::Result<Exit> {
     *lock(&stdio.shared.serving) = Some(Serving {
         thread: pthread_self(),

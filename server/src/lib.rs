@@ -1,5 +1,5 @@
 //! `mcp-echo-server` as a library: the stdio MCP server loops, its lifecycle and dispatch, and
-//! the tool registry with the `echo` tool.
+//! the tool set with the `echo` tool.
 //!
 //! Two loops serve a connection with the same message handling: [`serve_blocking`], which the
 //! binary runs when stdin and stdout are pipes or sockets (plain blocking reads and writes on
@@ -31,4 +31,4 @@ pub use crate::info::ServerInfo;
 pub use crate::params::{ServerParams, ToolCallParts};
 pub use crate::serve::serve;
 pub use crate::session::{Dispatch, Session};
-pub use crate::tools::{default_tools, DuplicateTool, Tool, ToolCall, ToolRegistry};
+pub use crate::tools::{default_tools, DuplicateTool, Tool, ToolCall, ToolSet};

@@ -25,7 +25,7 @@ use crate::exit::Exit;
 use crate::info::ServerInfo;
 use crate::replies::Replies;
 use crate::session::Session;
-use crate::tools::ToolRegistry;
+use crate::tools::ToolSet;
 
 /// Bytes a read asks for: the input buffer's capacity.
 pub(crate) const READ_SIZE: usize = 64 * 1024;
@@ -57,7 +57,7 @@ pub(crate) enum Burst {
 
 impl<S: Spawn> Core<S> {
     /// A new connection; tool calls that take time are spawned with `spawner`.
-    pub(crate) fn new(config: &Config, tools: Arc<ToolRegistry>, spawner: S) -> Self {
+    pub(crate) fn new(config: &Config, tools: Arc<ToolSet>, spawner: S) -> Self {
         let codec = StdioCodec::new(config.framing)
             .with_max_message_bytes(config.max_message_bytes)
             .with_max_header_bytes(config.max_header_bytes);

@@ -19,7 +19,7 @@ use crate::connection::CurrentRuntime;
 use crate::exit::Exit;
 use crate::replies::Replies;
 use crate::sans_io::{Burst, Core, Step};
-use crate::tools::ToolRegistry;
+use crate::tools::ToolSet;
 
 /// Serves one MCP connection over `input`/`output` until input ends, `shutdown` completes, or
 /// the output is closed. Returns `Err` only if writing fails for a reason other than a closed
@@ -28,7 +28,7 @@ pub async fn serve<R, W, S>(
     mut input: R,
     mut output: W,
     config: &Config,
-    tools: Arc<ToolRegistry>,
+    tools: Arc<ToolSet>,
     shutdown: S,
 ) -> io::Result<Exit>
 where

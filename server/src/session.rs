@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use crate::error::ServerError;
 use crate::info::ServerInfo;
 use crate::params::ServerParams;
-use crate::tools::{ToolCall, ToolRegistry};
+use crate::tools::{ToolCall, ToolSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -59,14 +59,14 @@ impl std::fmt::Debug for Dispatch {
 #[derive(Debug)]
 pub struct Session {
     state: State,
-    tools: Arc<ToolRegistry>,
+    tools: Arc<ToolSet>,
     info: ServerInfo,
     /// `info` as modern result `_meta` carries it: built once, not per request.
     modern_info: Value,
 }
 
 impl Session {
-    pub fn new(tools: Arc<ToolRegistry>, info: ServerInfo) -> Self {
+    pub fn new(tools: Arc<ToolSet>, info: ServerInfo) -> Self {
         let modern_info = crate::modern::server_info(&info);
         Session {
             state: State::AwaitingInit,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use mcp_echo_server::{
-    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall, ToolRegistry,
+    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall, ToolSet,
 };
 use mcp_protocol::mcp::{self, CallToolResult};
 use mcp_protocol::FramingMode;
@@ -181,7 +181,7 @@ impl Peer {
         }
     }
 
-    fn with_tools(config: Config, tools: ToolRegistry) -> Peer {
+    fn with_tools(config: Config, tools: ToolSet) -> Peer {
         match LOOP.with(std::cell::Cell::get) {
             Loop::Async => Peer::on_async_loop(config, tools),
             Loop::Blocking => Peer::on_blocking(Transport::Pipes, config, tools),
@@ -190,7 +190,7 @@ impl Peer {
     }
 
     /// `serve_blocking` on a thread of its own, over `transport`.
-    fn on_blocking(transport: Transport, config: Config, tools: ToolRegistry) -> Peer {
+    fn on_blocking(transport: Transport, config: Config, tools: ToolSet) -> Peer {
         let Ends {
             stdio,
             input,
@@ -232,7 +232,7 @@ impl Peer {
         }
     }
 
-    fn on_async_loop(config: Config, tools: ToolRegistry) -> Peer {
+    fn on_async_loop(config: Config, tools: ToolSet) -> Peer {
         let (client, server) = tokio::io::duplex(1 << 16);
         let (server_read, server_write) = tokio::io::split(server);
         let (stop, stopped) = oneshot::channel::<()>();
@@ -982,7 +982,7 @@ type Served = (std::io::Result<Exit>, Option<i32>);
 fn serve_on_thread(
     stdio: BlockingStdio,
     config: Config,
-    tools: ToolRegistry,
+    tools: ToolSet,
 ) -> oneshot::Receiver<Served> {
     serve_on_thread_with_tid(stdio, config, tools).0
 }
@@ -994,7 +994,7 @@ fn serve_on_thread(
 fn serve_on_thread_with_tid(
     stdio: BlockingStdio,
     config: Config,
-    tools: ToolRegistry,
+    tools: ToolSet,
 ) -> (oneshot::Receiver<Served>, ServingThread) {
     let (tx, rx) = oneshot::channel();
     let (thread_tx, thread_rx) = std::sync::mpsc::channel();

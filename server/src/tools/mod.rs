@@ -1,4 +1,4 @@
-//! Tools: the [`Tool`] trait, the [`ToolRegistry`], and the built-in `echo`.
+//! Tools: the [`Tool`] trait, the [`ToolSet`], and the built-in `echo`.
 
 mod echo;
 
@@ -31,7 +31,7 @@ impl fmt::Debug for ToolCall {
 
 /// A tool the server exposes.
 pub trait Tool: Send + Sync + 'static {
-    /// The full definition; fields a negotiated version lacks are removed by the registry.
+    /// The full definition; fields a negotiated version lacks are removed by the tool set.
     fn definition(&self) -> &mcp::Tool;
 
     /// Runs the tool. Arguments that fail the input schema are a result with `isError: true`
@@ -46,14 +46,14 @@ pub struct DuplicateTool(pub String);
 
 /// The tools a server offers, in registration order.
 #[derive(Default)]
-pub struct ToolRegistry {
+pub struct ToolSet {
     tools: Vec<Arc<dyn Tool>>,
     /// A tree, not a hash map: hashing the name with SipHash cost more than a few `memcmp`s
     /// (2 % of an echo call).
     by_name: BTreeMap<String, usize>,
 }
 
-impl fmt::Debug for ToolRegistry {
+impl fmt::Debug for ToolSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list()
             .entries(self.tools.iter().map(|t| &t.definition().name))
@@ -61,9 +61,9 @@ impl fmt::Debug for ToolRegistry {
     }
 }
 
-impl ToolRegistry {
+impl ToolSet {
     pub fn new() -> Self {
-        ToolRegistry::default()
+        ToolSet::default()
     }
 
     pub fn register(&mut self, tool: impl Tool) -> Result<(), DuplicateTool> {
@@ -89,10 +89,10 @@ impl ToolRegistry {
     }
 }
 
-/// The registry of the `mcp-echo-server` binary: just `echo`.
-pub fn default_tools() -> ToolRegistry {
-    let mut tools = ToolRegistry::new();
-    // A fresh registry has no names taken.
+/// The tools of the `mcp-echo-server` binary: just `echo`.
+pub fn default_tools() -> ToolSet {
+    let mut tools = ToolSet::new();
+    // A fresh set has no names taken.
     let _ = tools.register(Echo::new());
     tools
 }
