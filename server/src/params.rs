@@ -1,19 +1,17 @@
 //! How the server keeps a request's params ([`mcp_protocol::Params`]): a `Value` tree, except
-//! for `tools/call`, whose params object is read in the parser's own pass straight into its
-//! parts (`name`, `arguments`, the rest). The commonest request then builds no map for its
-//! params, allocates no key strings for them and needs no `from_value` walk to become
-//! [`CallToolParams`] (BENCHMARKS.md). The parser's fast path ([`mcp_protocol::scan`]) reads
-//! them into the same parts. Anything unusual about the params is turned back into
-//! the `Value` they would have been, so every error is worded as before.
+//! for `tools/call`, whose params object is read into its parts (`name`, `arguments`, the
+//! rest). On the parser's fast path ([`mcp_protocol::Scanner`]), which reads requests as SDKs
+//! write them, the commonest request then builds no map for its params, allocates no key
+//! strings for them and needs no `from_value` walk to become [`CallToolParams`]
+//! (BENCHMARKS.md). Frames the fast path leaves to serde are read as a `Value` and split. Anything
+//! unusual about the params is turned back into the `Value` they would have been, so every
+//! error is worded as before.
 
 use std::borrow::Cow;
-use std::fmt;
 
 use mcp_protocol::mcp::{methods, CallToolParams};
 use mcp_protocol::{Params, ParamsType, Scanner};
-use serde::de::value::SeqAccessDeserializer;
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::de::MapAccess;
 use serde_json::{Map, Value};
 
 /// A request's or notification's params as the server reads them.
@@ -106,12 +104,22 @@ impl ToolCallParts {
 }
 
 impl Params for ServerParams {
+    /// The serde path, for frames the fast path leaves to it (anything unusual): the `Value`,
+    /// split into parts for `tools/call`.
     fn read<'de, A: MapAccess<'de>>(method: Option<&Value>, map: &mut A) -> Result<Self, A::Error> {
-        if method.and_then(Value::as_str) == Some(methods::TOOLS_CALL) {
-            map.next_value::<ToolCallRead>().map(|read| read.0)
-        } else {
-            map.next_value().map(ServerParams::Value)
-        }
+        let value: Value = map.next_value()?;
+        Ok(match value {
+            Value::Object(members)
+                if method.and_then(Value::as_str) == Some(methods::TOOLS_CALL) =>
+            {
+                let mut parts = ToolCallParts::default();
+                for (key, value) in members {
+                    parts.set(PartKey::of(Cow::Owned(key)), value);
+                }
+                ServerParams::ToolCall(parts)
+            }
+            value => ServerParams::Value(value),
+        })
     }
 
     fn scan(method: Option<&str>, s: &mut Scanner<'_>) -> Option<Self> {
@@ -134,80 +142,7 @@ impl Params for ServerParams {
     }
 }
 
-/// `tools/call` params as read: parts for an object, the `Value` for anything else.
-struct ToolCallRead(ServerParams);
-
-impl<'de> Deserialize<'de> for ToolCallRead {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ToolCallVisitor)
-    }
-}
-
-struct ToolCallVisitor;
-
-fn value(v: Value) -> ToolCallRead {
-    ToolCallRead(ServerParams::Value(v))
-}
-
-impl<'de> Visitor<'de> for ToolCallVisitor {
-    type Value = ToolCallRead;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCallRead, A::Error> {
-        let mut parts = ToolCallParts::default();
-        while let Some(key) = map.next_key::<PartKey>()? {
-            parts.set(key, map.next_value()?);
-        }
-        Ok(ToolCallRead(ServerParams::ToolCall(parts)))
-    }
-
-    // Params that are not an object: kept as the `Value` they are, for the parser (or
-    // `tools/call`'s handler) to refuse exactly as before.
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<ToolCallRead, A::Error> {
-        Value::deserialize(SeqAccessDeserializer::new(seq)).map(value)
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<ToolCallRead, E> {
-        Ok(value(Value::Bool(v)))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<ToolCallRead, E> {
-        Ok(value(Value::from(v)))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<ToolCallRead, E> {
-        Ok(value(Value::from(v)))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<ToolCallRead, E> {
-        Ok(value(Value::from(v)))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<ToolCallRead, E> {
-        Ok(value(Value::String(v.to_owned())))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<ToolCallRead, E> {
-        Ok(value(Value::String(v)))
-    }
-
-    fn visit_unit<E>(self) -> Result<ToolCallRead, E> {
-        Ok(value(Value::Null))
-    }
-
-    fn visit_none<E>(self) -> Result<ToolCallRead, E> {
-        Ok(value(Value::Null))
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<ToolCallRead, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-/// A `tools/call` params member's name: the two read into parts borrow, others are kept.
+/// A `tools/call` params member's name: the two read into parts, and the others.
 enum PartKey {
     Name,
     Arguments,
@@ -222,22 +157,6 @@ impl PartKey {
             "arguments" => PartKey::Arguments,
             _ => PartKey::Other(key.into_owned()),
         }
-    }
-}
-
-impl<'de> Deserialize<'de> for PartKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = PartKey;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E>(self, key: &str) -> Result<PartKey, E> {
-                Ok(PartKey::of(Cow::Borrowed(key)))
-            }
-        }
-        d.deserialize_identifier(KeyVisitor)
     }
 }
 
