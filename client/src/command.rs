@@ -76,6 +76,16 @@ impl ServerCommand {
         self
     }
 
+    /// The program, as given.
+    pub fn get_program(&self) -> &OsStr {
+        &self.program
+    }
+
+    /// The environment variables set for the server, in the order given.
+    pub fn get_envs(&self) -> impl Iterator<Item = (&OsStr, &OsStr)> {
+        self.env.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str()))
+    }
+
     /// The program, its arguments, environment and working directory as a
     /// [`std::process::Command`]; stdio, stderr mode and process group are the spawner's.
     pub fn to_command(&self) -> std::process::Command {

@@ -255,17 +255,10 @@ async fn run(cli: Cli) -> u8 {
             Err(e) => return usage(e),
         }
     } else if let Some((program, args)) = cli.command.split_first() {
-        let mut t = Target::from_command(program, args);
-        t.env = cli.env.clone();
-        t.cwd = cli.cwd.clone();
-        vec![t]
+        vec![Target::from_command(program, args).with(&cli.env, cli.cwd.as_deref())]
     } else {
         match bundled_server() {
-            Ok(mut t) => {
-                t.env = cli.env.clone();
-                t.cwd = cli.cwd.clone();
-                vec![t]
-            }
+            Ok(t) => vec![t.with(&cli.env, cli.cwd.as_deref())],
             Err(e) => return usage(e),
         }
     };

@@ -179,7 +179,8 @@ pub async fn run_target(
     // A baseline may name the target as reported, as the command line was labelled, or (as
     // earlier versions named it) by its program.
     let target = &env.spawner.target;
-    let program = target.program.rsplit('/').next().unwrap_or(&target.program);
+    let program = target.command.get_program().to_string_lossy();
+    let program = program.rsplit('/').next().unwrap_or(&program);
     let names = [report.name.as_str(), target.name.as_str(), program];
     for result in &mut results {
         if expected.listed(&names, &result.info.id) {

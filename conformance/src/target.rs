@@ -10,14 +10,11 @@ use std::path::{Path, PathBuf};
 use mcp_client::ServerCommand;
 use serde::Deserialize;
 
-/// One server under test.
-#[derive(Debug, Clone, PartialEq)]
+/// One server under test: how to start it, and what the harness knows of it.
+#[derive(Debug, Clone)]
 pub struct Target {
     pub name: String,
-    pub program: String,
-    pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
-    pub cwd: Option<PathBuf>,
+    pub command: ServerCommand,
     /// Our own `mcp-echo-server`: the `echo` profile applies by default.
     pub bundled: bool,
     /// Why this entry is not tested (an HTTP server in a config file).
@@ -28,13 +25,10 @@ pub struct Target {
 }
 
 impl Target {
-    pub fn new(name: impl Into<String>, program: impl Into<String>, args: Vec<String>) -> Self {
+    pub fn new(name: impl Into<String>, command: ServerCommand) -> Self {
         Target {
             name: name.into(),
-            program: program.into(),
-            args,
-            env: Vec::new(),
-            cwd: None,
+            command,
             bundled: false,
             skip: None,
             auto_name: false,
@@ -45,27 +39,25 @@ impl Target {
     /// script in it (`npx -y @scope/server` → `@scope/server`, `python3 -S x/server.py` →
     /// `server.py`), until the server names itself.
     pub fn from_command(program: &str, args: &[String]) -> Target {
-        let mut target = Target::new(command_label(program, args), program, args.to_vec());
+        let command = ServerCommand::new(program).args(args);
+        let mut target = Target::new(command_label(program, args), command);
         target.auto_name = true;
         target
     }
 
-    pub fn command(&self) -> ServerCommand {
-        let mut cmd = ServerCommand::new(&self.program).args(&self.args);
-        for (k, v) in &self.env {
-            cmd = cmd.env(k, v);
+    /// The same target with `env` set and `cwd` as its working directory (`--env`, `--cwd`).
+    pub fn with(mut self, env: &[(String, String)], cwd: Option<&Path>) -> Target {
+        for (k, v) in env {
+            self.command = self.command.env(k, v);
         }
-        if let Some(dir) = &self.cwd {
-            cmd = cmd.current_dir(dir);
+        if let Some(dir) = cwd {
+            self.command = self.command.current_dir(dir);
         }
-        cmd
+        self
     }
 
     pub fn display(&self) -> String {
-        std::iter::once(self.program.as_str())
-            .chain(self.args.iter().map(String::as_str))
-            .collect::<Vec<_>>()
-            .join(" ")
+        self.command.display()
     }
 }
 
@@ -145,7 +137,7 @@ pub fn bundled_server() -> Result<Target, String> {
             exe.display()
         )
     })?;
-    let mut target = Target::new("mcp-echo-server", found.display().to_string(), Vec::new());
+    let mut target = Target::new("mcp-echo-server", ServerCommand::new(found));
     target.bundled = true;
     Ok(target)
 }
@@ -202,17 +194,15 @@ pub fn from_config(path: &Path, only: Option<&str>) -> Result<Vec<Target>, Strin
                 entry.kind.as_deref(),
                 Some("http" | "sse" | "streamable-http")
             );
-        let mut target = Target::new(
-            name.clone(),
-            entry.command.as_deref().map(expand).unwrap_or_default(),
-            entry.args.iter().map(|a| expand(a)).collect(),
-        );
-        target.env = entry
+        let program = entry.command.as_deref().map(expand).unwrap_or_default();
+        let args = entry.args.iter().map(|a| expand(a));
+        let env: Vec<(String, String)> = entry
             .env
             .iter()
             .map(|(k, v)| (k.clone(), expand(v)))
             .collect();
-        target.cwd = entry.cwd;
+        let mut target = Target::new(name.clone(), ServerCommand::new(program).args(args))
+            .with(&env, entry.cwd.as_deref());
         if http {
             target.skip = Some(format!(
                 "HTTP server ({}): this harness tests stdio servers",
@@ -329,7 +319,11 @@ mod tests {
         assert_eq!(all.len(), 3);
         let echo = all.iter().find(|t| t.name == "echo").unwrap();
         assert_eq!(echo.display(), "mcp-echo-server --log-level debug");
-        assert_eq!(echo.env, vec![("K".to_owned(), "V".to_owned())]);
+        let env: Vec<_> = echo.command.get_envs().collect();
+        assert_eq!(
+            env,
+            [(std::ffi::OsStr::new("K"), std::ffi::OsStr::new("V"))]
+        );
         assert!(all
             .iter()
             .find(|t| t.name == "remote")

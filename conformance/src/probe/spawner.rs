@@ -45,7 +45,7 @@ impl Spawner {
             return Err(why);
         }
         let conn = RawConnection::spawn(
-            &self.target.command(),
+            &self.target.command,
             self.config.framing,
             self.config.max_message_bytes,
         )
