@@ -3,29 +3,71 @@
 //! and kills the whole group (failing the test) if it outlives a limit. The limit only turns a
 //! hang into a failure; no test judges speed by it.
 
+use std::ffi::OsString;
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// What a finished child process left.
+use serde_json::Value;
+
+/// One finished run of the binary under test.
 #[derive(Debug)]
-pub struct Finished {
+pub struct Run {
+    /// The binary's name, for messages.
+    pub bin: &'static str,
+    pub args: Vec<String>,
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
     pub elapsed: Duration,
 }
 
-/// Runs `cmd` with stdin empty, `NO_COLOR` set and `RUST_LOG` unset; `tick(pid)` is called
-/// every 2 ms while it runs. After `limit` the group is killed and the test fails, naming
-/// `shown` (the command as the test would show it).
+impl Run {
+    /// stdout parsed as the JSON report.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "the report of `{} {}` is not JSON ({e}); exit {}\nstdout:\n{}\nstderr:\n{}",
+                self.bin,
+                self.args.join(" "),
+                self.code,
+                self.stdout,
+                self.stderr
+            )
+        })
+    }
+}
+
+/// Runs `bin` (named `name` in messages) with `args`, bounded by `limit`.
+pub fn run_args<S: Into<OsString> + Clone>(
+    bin: &Path,
+    name: &'static str,
+    args: &[S],
+    limit: Duration,
+) -> Run {
+    let args: Vec<OsString> = args.iter().cloned().map(Into::into).collect();
+    let shown: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut cmd = Command::new(bin);
+    cmd.args(&args);
+    run_bounded(cmd, name, shown, limit, |_| {})
+}
+
+/// Runs `cmd` (the binary `bin` with `args` as shown, perhaps behind a wrapper) with stdin
+/// empty, `NO_COLOR` set and `RUST_LOG` unset; `tick(pid)` is called every 2 ms while it runs.
+/// After `limit` the group is killed and the test fails.
 pub fn run_bounded(
     mut cmd: Command,
-    shown: &str,
+    bin: &'static str,
+    args: Vec<String>,
     limit: Duration,
     mut tick: impl FnMut(u32),
-) -> Finished {
+) -> Run {
+    let shown = format!("{bin} {}", args.join(" "));
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
     let mut child = cmd
@@ -60,7 +102,9 @@ pub fn run_bounded(
         rx.recv_timeout(Duration::from_secs(10))
             .unwrap_or_else(|_| panic!("`{shown}`'s {what} stayed open after it exited"))
     };
-    Finished {
+    Run {
+        bin,
+        args,
         code: status
             .code()
             .unwrap_or_else(|| panic!("`{shown}` was killed by a signal: {status}")),

@@ -9,7 +9,7 @@ mod echo_server_bin;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_client::{Client, ClientOptions, EraChoice, FrameDirection};
@@ -47,30 +47,14 @@ pub async fn eventually(limit: Duration, what: &str, mut check: impl FnMut() -> 
 // The real server binary
 // ---------------------------------------------------------------------------------------------
 
-/// The workspace root (the client crate's parent directory).
+/// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    echo_server_bin::workspace_root()
 }
 
-/// The `mcp-echo-server` binary of the profile these tests were built with, built once if it
-/// is missing. `CARGO_BIN_EXE_*` only covers the crate's own binaries, so it is found from the
-/// test executable's path: tests run from `target/<profile>/deps/`, binaries live in
-/// `target/<profile>/`.
+/// The `mcp-echo-server` of the profile these tests were built with (built once if missing).
 pub fn server_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let deps = exe.parent().unwrap();
-        let profile_dir = if deps.file_name().is_some_and(|n| n == "deps") {
-            deps.parent().unwrap()
-        } else {
-            deps
-        };
-        echo_server_bin::echo_server_in(profile_dir, &workspace_root())
-    })
+    echo_server_bin::echo_server()
 }
 
 /// A fixture script of `tests/fixtures/`.

@@ -11,7 +11,6 @@ mod run_bin;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -28,23 +27,14 @@ pub fn harness() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_mcp-conformance"))
 }
 
-/// The workspace root (the conformance crate's parent directory).
+/// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    echo_server_bin::workspace_root()
 }
 
-/// The `mcp-echo-server` binary the harness finds beside itself (`target/<profile>/`), built
-/// once if it is missing: `CARGO_BIN_EXE_*` covers only this crate's binaries, and a
-/// dev-dependency's binaries are not built by `cargo test`.
+/// The `mcp-echo-server` of the profile these tests were built with (built once if missing).
 pub fn echo_server() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let profile_dir = harness().parent().unwrap().to_path_buf();
-        echo_server_bin::echo_server_in(&profile_dir, &workspace_root())
-    })
+    echo_server_bin::echo_server()
 }
 
 /// `tests/fixtures/broken_server.py`.
@@ -126,29 +116,9 @@ impl Fixture {
 }
 
 /// One finished run of the harness.
-#[derive(Debug)]
-pub struct Run {
-    pub args: Vec<String>,
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-    pub elapsed: Duration,
-}
+pub use run_bin::Run;
 
 impl Run {
-    /// stdout parsed as the JSON report.
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "the report of `mcp-conformance {}` is not JSON ({e}); exit {}\nstdout:\n{}\nstderr:\n{}",
-                self.args.join(" "),
-                self.code,
-                self.stdout,
-                self.stderr
-            )
-        })
-    }
-
     /// What to show when an assertion about this run fails.
     pub fn context(&self) -> String {
         let report = serde_json::from_str::<Value>(&self.stdout)
@@ -166,29 +136,14 @@ impl Run {
 
 /// Runs the harness with `args`, failing the test if it takes longer than [`RUN_LIMIT`].
 pub fn run<S: Into<OsString> + Clone>(args: &[S]) -> Run {
-    let args: Vec<OsString> = args.iter().cloned().map(Into::into).collect();
-    let shown: Vec<String> = args
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let mut cmd = Command::new(harness());
-    cmd.args(&args);
-    run_command(cmd, shown, |_| {})
+    run_bin::run_args(harness(), "mcp-conformance", args, RUN_LIMIT)
 }
 
 /// Runs `cmd` (the harness, perhaps behind a wrapper) in its own process group with stdout and
 /// stderr collected; `tick(pid)` is called every 2 ms while it runs. After [`RUN_LIMIT`] the
 /// whole group is killed and the test fails.
 pub fn run_command(cmd: Command, shown: Vec<String>, tick: impl FnMut(u32)) -> Run {
-    let line = format!("mcp-conformance {}", shown.join(" "));
-    let done = run_bin::run_bounded(cmd, &line, RUN_LIMIT, tick);
-    Run {
-        code: done.code,
-        stdout: done.stdout,
-        stderr: done.stderr,
-        args: shown,
-        elapsed: done.elapsed,
-    }
+    run_bin::run_bounded(cmd, "mcp-conformance", shown, RUN_LIMIT, tick)
 }
 
 /// Runs the harness against `target` (a command line; empty: the bundled server) with a JSON
