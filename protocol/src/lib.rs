@@ -3,7 +3,7 @@
 //! This crate is pure: it spawns no processes and sets up no logging. It is shared by the
 //! `mcp-echo-server` binary, the client library and the conformance harness.
 //!
-//! * The JSON-RPC 2.0 model ([`Message`], [`RequestId`], [`Incoming`], [`Outgoing`]) and
+//! * The JSON-RPC 2.0 model ([`Message`], [`RequestId`], [`Incoming`]) and
 //!   [`parse`], which tells apart "not JSON" (-32700), "JSON of the wrong shape" (-32600) and
 //!   batches; [`parse_as`] reads params into a [`Params`] form of the caller's own, on a fast
 //!   path ([`Scanner`]) for requests as SDKs write them.
@@ -11,7 +11,11 @@
 //!   codes in exactly one place ([`FrameError::to_error_object`]).
 //! * [`mcp`]: protocol versions, method names and the MCP types an echo server needs.
 //! * [`codec`]: one tokio-util [`StdioCodec`] for newline-delimited JSON (the spec's stdio
-//!   framing), LSP-style `Content-Length` framing, and auto-detection of the two.
+//!   framing), LSP-style `Content-Length` framing, and auto-detection of the two; it writes
+//!   an [`Outgoing`] frame, which may carry a typed MCP tool result.
+//!
+//! Layers flow one way: the JSON-RPC model knows nothing of MCP, [`mcp`] builds on it, and the
+//! codec builds on both.
 
 pub mod codec;
 pub mod error;
@@ -20,17 +24,15 @@ mod id;
 mod json;
 pub mod mcp;
 mod message;
-mod outgoing;
 mod params;
 mod parse;
 mod scan;
 
-pub use crate::codec::{Framing, FramingMode, StdioCodec};
+pub use crate::codec::{Framing, FramingMode, Outgoing, StdioCodec};
 pub use crate::error::{ErrorCode, ErrorObject, FrameError, InvalidMessage};
 pub use crate::id::RequestId;
 pub use crate::json::char_prefix;
 pub use crate::message::{Incoming, Message, Notification, Request, Response};
-pub use crate::outgoing::Outgoing;
 pub use crate::params::{Params, ParamsType};
 pub use crate::parse::{parse, parse_as, parse_with_serde};
 pub use crate::scan::Scanner;

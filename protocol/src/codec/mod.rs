@@ -17,9 +17,11 @@
 mod detect;
 mod lsp;
 mod ndjson;
+mod outgoing;
 mod write;
 
 pub use lsp::header_block;
+pub use outgoing::Outgoing;
 
 use std::fmt;
 use std::io;
@@ -32,7 +34,6 @@ use tokio_util::codec::{Decoder, Encoder};
 
 use crate::error::FrameError;
 use crate::message::Incoming;
-use crate::outgoing::Outgoing;
 
 /// Default maximum message size: 16 MiB, as rmcp uses (rust-sdk PR #1049).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;

@@ -12,10 +12,10 @@
 use bytes::{BufMut, BytesMut};
 use serde_json::Value;
 
+use super::Outgoing;
 use crate::escape::next_escape;
 use crate::mcp::{CallToolResult, ContentBlock};
 use crate::message::Message;
-use crate::outgoing::Outgoing;
 
 /// Appends `outgoing` as compact JSON (no newline, no framing).
 pub(crate) fn outgoing(out: &mut BytesMut, outgoing: &Outgoing) {
