@@ -13,6 +13,8 @@
 //! * [`codec`]: one tokio-util [`StdioCodec`] for newline-delimited JSON (the spec's stdio
 //!   framing), LSP-style `Content-Length` framing, and auto-detection of the two; it writes
 //!   an [`Outgoing`] frame, which may carry a typed MCP tool result.
+//! * [`http`]: Streamable HTTP's header names, media types, mirrored headers and a bounded
+//!   `text/event-stream` reader and writer, shared by the HTTP server, client and harness.
 //!
 //! Layers flow one way: the JSON-RPC model knows nothing of MCP, [`mcp`] builds on it, and the
 //! codec builds on both.
@@ -20,6 +22,7 @@
 pub mod codec;
 pub mod error;
 mod escape;
+pub mod http;
 mod id;
 mod json;
 pub mod mcp;
