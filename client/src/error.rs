@@ -60,8 +60,37 @@ pub enum ClientError {
     InvalidResult { method: String, reason: String },
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
+    /// Streamable HTTP (legacy era): the server answered 404 to a request carrying the
+    /// session id, so the session ended. The connection is back in state `new` with no
+    /// session; [`Client::connect`](crate::Client::connect) (or `initialize`) starts a new
+    /// one.
+    #[error("{method}: the server ended HTTP session {session_id:?} (404); call connect() to start a new session")]
+    SessionExpired { method: String, session_id: String },
+    /// Streamable HTTP: the server answered this request's POST with an HTTP error status.
+    /// `error` is the JSON-RPC error the body carried (with or without an id), if any; `body`
+    /// is the start of the body otherwise.
+    #[error("{method} got HTTP {status}{}", http_detail(error.as_ref(), body))]
+    Http {
+        method: String,
+        status: u16,
+        error: Option<ErrorObject>,
+        body: String,
+    },
+    /// Streamable HTTP: the exchange for this request failed without an HTTP status to show
+    /// (connecting, reading, a reply over the size limit, a stream that ended without the
+    /// reply). The connection itself lives on.
+    #[error("{method}: HTTP transport failed: {reason}")]
+    Transport { method: String, reason: String },
     #[error("MCP connection closed: {0}")]
     Closed(ClosedReason),
+}
+
+fn http_detail(error: Option<&ErrorObject>, body: &str) -> String {
+    match error {
+        Some(e) => format!(": {e}"),
+        None if body.is_empty() => String::new(),
+        None => format!(": {body}"),
+    }
 }
 
 /// Why a connection closed, with what the server left behind.

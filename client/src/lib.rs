@@ -66,7 +66,7 @@ mod state;
 pub use mcp_protocol as protocol;
 
 pub use crate::bridge::{register_mcp_tools, BridgeOptions};
-pub use crate::client::{Client, CloseReport, CloseStep};
+pub use crate::client::{Client, CloseReport, CloseStep, HttpTarget};
 pub use crate::command::{ServerCommand, StderrMode};
 pub use crate::era::{Connected, DiscoverResult, Era, EraChoice};
 pub use crate::error::{ClientError, CloseCause, ClosedReason};

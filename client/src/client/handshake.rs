@@ -162,7 +162,20 @@ impl Client {
                 .await;
             let value = match outcome {
                 Ok(value) => value,
-                Err(ClientError::Server { error, .. }) => match ProbeError::classify(&error) {
+                // Over HTTP a legacy server refuses the probe with a 4xx; its JSON-RPC error,
+                // if any, is classified like one in a reply (`streamable-http.mdx`, "Backward
+                // Compatibility"), and a body without one means legacy.
+                Err(ClientError::Http {
+                    status,
+                    error: None,
+                    ..
+                }) => return Ok(Err(format!("server/discover got HTTP {status}"))),
+                Err(
+                    ClientError::Server { error, .. }
+                    | ClientError::Http {
+                        error: Some(error), ..
+                    },
+                ) => match ProbeError::classify(&error) {
                     ProbeError::UnsupportedVersion { supported } => {
                         match era::newest_common(&supported, &tried) {
                             Some(next) => {

@@ -27,7 +27,8 @@ impl Shared {
         }
     }
 
-    async fn on_message(&self, message: Message) {
+    /// One message from the server, whichever transport read it.
+    pub(super) async fn on_message(&self, message: Message) {
         self.hook(FrameDirection::Receive, &message);
         match message {
             Message::Response(response) => {
@@ -40,7 +41,7 @@ impl Shared {
                 let waiter = self.pending.take(&id);
                 match waiter {
                     Some(tx) => {
-                        let _ = tx.send(response);
+                        let _ = tx.send(Ok(response));
                     }
                     None => tracing::warn!(%id, "dropped a reply with an unknown id"),
                 }

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::Stream;
 use mcp_protocol::mcp::{InitializeResult, ProtocolVersion};
-use mcp_protocol::{Notification, StdioCodec};
+use mcp_protocol::{Notification, Outgoing, StdioCodec};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch, OnceCell};
 use tokio_util::codec::{FramedRead, FramedWrite};
@@ -29,6 +29,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 mod close;
 mod handshake;
+mod http;
 mod inbound;
 mod lock;
 mod pending;
@@ -37,6 +38,7 @@ mod shared;
 mod tasks;
 
 pub use self::close::{CloseReport, CloseStep};
+pub use self::http::HttpTarget;
 
 use self::lock::lock;
 use self::pending::Pending;
@@ -112,8 +114,29 @@ impl Client {
     {
         let codec = StdioCodec::new(options.framing.into())
             .with_max_message_bytes(options.max_message_bytes);
-        let (out, out_rx) = mpsc::channel(256);
+        let (shared, out_rx) = Client::new_shared(options, process);
         let stop_tasks = CancellationToken::new();
+        tokio::spawn(tasks::write_loop(
+            FramedWrite::new(writer, codec.clone()),
+            out_rx,
+            Arc::clone(&shared),
+            stop_tasks.clone(),
+        ));
+        tokio::spawn(tasks::read_loop(
+            FramedRead::new(reader, codec),
+            Arc::clone(&shared),
+            stop_tasks.clone(),
+        ));
+        Client::from_parts(shared, stop_tasks, kill)
+    }
+
+    /// The state a transport's tasks share with the handles, and the write queue's receiving
+    /// end, which the transport's writer owns.
+    fn new_shared(
+        options: ClientOptions,
+        process: Option<Arc<Process>>,
+    ) -> (Arc<Shared>, mpsc::Receiver<Outgoing>) {
+        let (out, out_rx) = mpsc::channel(256);
         let shared = Arc::new(Shared {
             options,
             phase: Mutex::new(Phase::New),
@@ -129,17 +152,16 @@ impl Client {
             closed: watch::channel(None).0,
             process,
         });
-        tokio::spawn(tasks::write_loop(
-            FramedWrite::new(writer, codec.clone()),
-            out_rx,
-            Arc::clone(&shared),
-            stop_tasks.clone(),
-        ));
-        tokio::spawn(tasks::read_loop(
-            FramedRead::new(reader, codec),
-            Arc::clone(&shared),
-            stop_tasks.clone(),
-        ));
+        (shared, out_rx)
+    }
+
+    /// The handle over a started transport: `stop_tasks` is cancelled when the last handle
+    /// drops.
+    fn from_parts(
+        shared: Arc<Shared>,
+        stop_tasks: CancellationToken,
+        kill: Option<KillOnDrop>,
+    ) -> Client {
         Client {
             shared,
             handles: Arc::new(Handles {

@@ -9,10 +9,15 @@ use mcp_protocol::{RequestId, Response};
 use tokio::sync::oneshot;
 
 use super::lock::lock;
+use crate::error::ClientError;
+
+/// What a waiting caller receives: the server's reply, or why the transport could not get one
+/// for this request alone (an HTTP error status, say) while the connection lives on.
+pub(super) type Reply = Result<Response, ClientError>;
 
 /// Request ids, counted up from 1, and the callers waiting for their replies.
 pub(super) struct Pending {
-    waiters: Mutex<HashMap<RequestId, oneshot::Sender<Response>>>,
+    waiters: Mutex<HashMap<RequestId, oneshot::Sender<Reply>>>,
     next_id: AtomicI64,
 }
 
@@ -25,7 +30,7 @@ impl Pending {
     }
 
     /// A fresh request id and the receiver its reply will arrive on.
-    pub(super) fn open(&self) -> (RequestId, oneshot::Receiver<Response>) {
+    pub(super) fn open(&self) -> (RequestId, oneshot::Receiver<Reply>) {
         let id = RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         lock(&self.waiters).insert(id.clone(), tx);
@@ -38,8 +43,16 @@ impl Pending {
     }
 
     /// The waiter for `id`, taken out of the map; `None` for an id nobody waits for.
-    pub(super) fn take(&self, id: &RequestId) -> Option<oneshot::Sender<Response>> {
+    pub(super) fn take(&self, id: &RequestId) -> Option<oneshot::Sender<Reply>> {
         lock(&self.waiters).remove(id)
+    }
+
+    /// Fails the caller waiting for `id`, if one still is; false if none was.
+    pub(super) fn fail(&self, id: &RequestId, error: ClientError) -> bool {
+        match self.take(id) {
+            Some(tx) => tx.send(Err(error)).is_ok(),
+            None => false,
+        }
     }
 
     /// Drops every waiter: each waiting caller wakes to a closed channel.
@@ -74,8 +87,12 @@ mod tests {
             (RequestId::from(1), RequestId::from(2))
         );
         let reply = Response::success(second.clone(), serde_json::json!({}));
-        pending.take(&second).unwrap().send(reply.clone()).unwrap();
-        assert_eq!(rx2.try_recv().unwrap(), reply);
+        pending
+            .take(&second)
+            .unwrap()
+            .send(Ok(reply.clone()))
+            .unwrap();
+        assert_eq!(rx2.try_recv().unwrap().ok(), Some(reply));
         assert!(pending.take(&second).is_none());
     }
 

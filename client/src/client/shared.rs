@@ -171,7 +171,8 @@ impl Shared {
             Err(_) => return Err(timed_out()),
         }
         match tokio::time::timeout_at(deadline, rx).await {
-            Ok(Ok(response)) => response.outcome.map_err(|error| ClientError::Server {
+            Ok(Ok(Err(transport))) => Err(transport),
+            Ok(Ok(Ok(response))) => response.outcome.map_err(|error| ClientError::Server {
                 method: method.to_owned(),
                 error,
             }),

@@ -1,0 +1,155 @@
+//! The HTTP transport's task, in place of the stdio writer and reader: it takes each
+//! [`Outgoing`] from the same queue and POSTs it. Requests go concurrently, one POST each (at
+//! most [`MAX_IN_FLIGHT`]); a reply's messages reach the waiting caller through the shared
+//! inbound path; whatever fails one request fails that caller alone. Notifications and replies
+//! to the server are posted in order, before anything queued after them. On `close()` it
+//! posts what was queued, ends the session (`DELETE`) and ends the connection.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_protocol::mcp::methods;
+use mcp_protocol::{Message, Notification, Outgoing, RequestId};
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
+use tokio_util::sync::CancellationToken;
+
+use super::post;
+use super::session::Conn;
+use crate::client::lock::lock;
+use crate::client::shared::Shared;
+use crate::era::Connected;
+use crate::error::CloseCause;
+use crate::options::FrameDirection;
+
+/// At most this many requests are on the wire at once; more wait in the queue.
+pub(super) const MAX_IN_FLIGHT: usize = 64;
+
+struct Driver {
+    conn: Arc<Conn>,
+    shared: Arc<Shared>,
+    in_flight: JoinSet<()>,
+    /// The POST of each request in flight, to close when the request is cancelled.
+    by_id: HashMap<RequestId, AbortHandle>,
+}
+
+pub(super) async fn run(
+    conn: Arc<Conn>,
+    mut rx: mpsc::Receiver<Outgoing>,
+    shared: Arc<Shared>,
+    stop: CancellationToken,
+) {
+    let mut driver = Driver {
+        conn,
+        shared,
+        in_flight: JoinSet::new(),
+        by_id: HashMap::new(),
+    };
+    loop {
+        let room = driver.in_flight.len() < MAX_IN_FLIGHT;
+        let frame = tokio::select! {
+            biased;
+            // The last handle dropped: dropping the JoinSet aborts every POST.
+            () = stop.cancelled() => return,
+            () = driver.shared.stop_writer.cancelled() => break,
+            Some(_) = driver.in_flight.join_next(), if !driver.in_flight.is_empty() => continue,
+            frame = rx.recv(), if room => frame,
+        };
+        let Some(frame) = frame else { break };
+        for message in frame.into_messages() {
+            driver.dispatch(message).await;
+        }
+    }
+    driver.close(&mut rx).await;
+}
+
+impl Driver {
+    fn within(&self) -> Duration {
+        self.shared.options.request_timeout
+    }
+
+    async fn dispatch(&mut self, message: Message) {
+        self.shared.hook(FrameDirection::Send, &message);
+        match message {
+            Message::Request(request) => {
+                let id = request.id.clone();
+                let conn = Arc::clone(&self.conn);
+                let shared = Arc::clone(&self.shared);
+                let waiter = id.clone();
+                let handle = self.in_flight.spawn(async move {
+                    let outcome = post::exchange(&conn, &shared, Message::Request(request)).await;
+                    if let Err(e) = outcome {
+                        if !shared.pending.fail(&waiter, e) {
+                            tracing::debug!(id = %waiter, "HTTP request failed after its caller gave up");
+                        }
+                    }
+                });
+                self.by_id.retain(|_, h| !h.is_finished());
+                self.by_id.insert(id, handle);
+            }
+            Message::Notification(n) if n.method == methods::CANCELLED => {
+                self.cancel(n, self.within()).await
+            }
+            other => self.post_in_order(other, self.within()).await,
+        }
+    }
+
+    /// Closes the cancelled request's POST (2026-07-28: that is the cancellation, and no
+    /// `notifications/cancelled` is sent over HTTP); legacy servers also get the notification.
+    async fn cancel(&mut self, n: Notification, within: Duration) {
+        let target = n
+            .params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+        if let Some(post) = target.and_then(|id| self.by_id.remove(&id)) {
+            post.abort();
+        }
+        let modern = matches!(
+            lock(&self.shared.connected).as_ref(),
+            Some(Connected::Modern { .. })
+        );
+        if !modern {
+            self.post_in_order(Message::Notification(n), within).await;
+        }
+    }
+
+    /// Posts a notification or a reply before anything queued after it; bounded by `within`.
+    async fn post_in_order(&self, message: Message, within: Duration) {
+        let label = match &message {
+            Message::Notification(n) => n.method.clone(),
+            _ => "a reply".to_owned(),
+        };
+        match tokio::time::timeout(within, post::exchange(&self.conn, &self.shared, message)).await
+        {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!("posting {label} failed: {e}"),
+            Err(_) => tracing::warn!("posting {label} got no answer within {within:?}"),
+        }
+    }
+
+    /// `close()`: what was queued before it (a cancellation, a reply) is posted, requests in
+    /// flight are dropped, the session is ended, and every waiting caller hears why.
+    async fn close(mut self, rx: &mut mpsc::Receiver<Outgoing>) {
+        let grace = self.shared.options.close_grace;
+        while let Ok(frame) = rx.try_recv() {
+            for message in frame.into_messages() {
+                if matches!(message, Message::Request(_)) {
+                    continue; // its caller is failed below
+                }
+                self.shared.hook(FrameDirection::Send, &message);
+                match message {
+                    Message::Notification(n) if n.method == methods::CANCELLED => {
+                        self.cancel(n, grace).await
+                    }
+                    other => self.post_in_order(other, grace).await,
+                }
+            }
+        }
+        self.in_flight.abort_all();
+        self.conn.end_session(&self.shared, grace).await;
+        self.shared.writer_done.cancel();
+        self.shared.finish(CloseCause::ClientClosed).await;
+    }
+}

@@ -1,0 +1,228 @@
+//! One POST: a message goes out with its headers, and every JSON-RPC message of the reply (an
+//! `application/json` body, or each event of a `text/event-stream` body) goes into the same
+//! inbound path the stdio reader feeds. What fails this one request (an HTTP error status, a
+//! body too large, a reply that never came) is returned for the caller waiting on it.
+
+use mcp_protocol::http::{self as names, SseReader};
+use mcp_protocol::mcp::methods;
+use mcp_protocol::{ErrorObject, Incoming, Message, RequestId, Response};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::StatusCode;
+
+use super::session::Conn;
+use crate::client::shared::Shared;
+use crate::error::ClientError;
+
+/// The `Accept` every POST sends: a client MUST list both.
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+/// How much of an error body is kept in [`ClientError::Http`].
+const BODY_SNIPPET: usize = 512;
+
+/// Posts `message` and delivers the reply's messages. `Ok` when the message was accepted and,
+/// for a request, its response was delivered.
+pub(super) async fn exchange(
+    conn: &Conn,
+    shared: &Shared,
+    message: Message,
+) -> Result<(), ClientError> {
+    let (label, request_id) = match &message {
+        Message::Request(r) => (r.method.clone(), Some(r.id.clone())),
+        Message::Notification(n) => (n.method.clone(), None),
+        Message::Response(_) => ("a reply".to_owned(), None),
+    };
+    let transport = |reason: String| ClientError::Transport {
+        method: label.clone(),
+        reason,
+    };
+    let is_initialize = matches!(&message, Message::Request(r) if r.method == methods::INITIALIZE);
+    let headers = conn.headers_for(&message, shared);
+    let session_sent = headers
+        .iter()
+        .find(|(name, _)| *name == names::SESSION_ID)
+        .map(|(_, value)| value.clone());
+    let body = serde_json::to_vec(&message).map_err(|e| transport(e.to_string()))?;
+    let mut post = conn
+        .client
+        .post(conn.url.clone())
+        .header(CONTENT_TYPE, names::JSON)
+        .header(ACCEPT, ACCEPT_BOTH)
+        .body(body);
+    for (name, value) in headers {
+        post = post.header(name, value);
+    }
+    let mut response = post.send().await.map_err(|e| transport(error_chain(&e)))?;
+    let status = response.status();
+    if is_initialize && status.is_success() {
+        if let Some(session) = response.headers().get(names::SESSION_ID) {
+            conn.set_session(session.as_bytes());
+        }
+    }
+    let limit = shared.options.max_message_bytes;
+    if !status.is_success() {
+        if let (StatusCode::NOT_FOUND, Some(session_id)) = (status, session_sent) {
+            conn.expire(&session_id, shared);
+            return Err(ClientError::SessionExpired {
+                method: label,
+                session_id,
+            });
+        }
+        let body = read_body(&mut response, limit.min(64 * 1024))
+            .await
+            .unwrap_or_default();
+        return Err(ClientError::Http {
+            method: label.clone(),
+            status: status.as_u16(),
+            error: error_in(&body),
+            body: snippet(&body),
+        });
+    }
+    // A notification or a reply: accepted (202, no body) is all there is to it.
+    let Some(id) = request_id else { return Ok(()) };
+    let media_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let mut reply = Reply::new(id);
+    match media_type.as_str() {
+        names::JSON => {
+            let body = read_body(&mut response, limit).await.map_err(transport)?;
+            reply.deliver(shared, &body).await;
+        }
+        names::EVENT_STREAM => {
+            let mut reader = SseReader::new(limit);
+            let mut events = Vec::new();
+            while !reply.answered {
+                let Some(chunk) = response
+                    .chunk()
+                    .await
+                    .map_err(|e| transport(error_chain(&e)))?
+                else {
+                    break;
+                };
+                reader
+                    .feed(&chunk, &mut events)
+                    .map_err(|e| transport(e.to_string()))?;
+                for event in events.drain(..) {
+                    if !event.data.is_empty() {
+                        reply.deliver(shared, event.data.as_bytes()).await;
+                    }
+                }
+            }
+            // Once the response is in, the rest of the stream is not waited for: dropping the
+            // response closes it.
+        }
+        other => {
+            return Err(transport(format!(
+                "HTTP {status} with Content-Type {other:?}, neither {} nor {}",
+                names::JSON,
+                names::EVENT_STREAM
+            )))
+        }
+    }
+    reply.finish(label)
+}
+
+/// What the reply to one request held so far.
+struct Reply {
+    id: RequestId,
+    /// The response with this request's id was delivered.
+    answered: bool,
+    /// A JSON-RPC error without an id came back on this POST: it belongs to this request.
+    unaddressed: Option<ErrorObject>,
+}
+
+impl Reply {
+    fn new(id: RequestId) -> Self {
+        Reply {
+            id,
+            answered: false,
+            unaddressed: None,
+        }
+    }
+
+    /// Hands each message of one JSON text to the inbound path.
+    async fn deliver(&mut self, shared: &Shared, bytes: &[u8]) {
+        let messages = match mcp_protocol::parse(bytes) {
+            Ok(Incoming::Single(m)) => vec![m],
+            Ok(Incoming::Batch(items)) => items
+                .into_iter()
+                .filter_map(|item| {
+                    item.map_err(|e| tracing::warn!("server sent an invalid batch member: {e}"))
+                        .ok()
+                })
+                .collect(),
+            Err(e) => {
+                tracing::warn!("server sent a bad message over HTTP: {e}");
+                return;
+            }
+        };
+        for message in messages {
+            if let Message::Response(Response { id, outcome }) = &message {
+                match (id, outcome) {
+                    (Some(id), _) if *id == self.id => self.answered = true,
+                    (None, Err(error)) => self.unaddressed = Some(error.clone()),
+                    _ => {}
+                }
+            }
+            shared.on_message(message).await;
+        }
+    }
+
+    fn finish(self, method: String) -> Result<(), ClientError> {
+        match (self.answered, self.unaddressed) {
+            (true, _) => Ok(()),
+            (false, Some(error)) => Err(ClientError::Server { method, error }),
+            (false, None) => Err(ClientError::Transport {
+                method,
+                reason: format!("the HTTP reply ended without a response to id {}", self.id),
+            }),
+        }
+    }
+}
+
+/// Reads a whole body, refusing one over `limit` bytes before it is all in memory.
+async fn read_body(response: &mut reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
+    let too_large = || format!("the HTTP reply exceeds {limit} bytes");
+    if response.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| error_chain(&e))? {
+        if body.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// The JSON-RPC error an error body carries, with or without an id.
+fn error_in(body: &[u8]) -> Option<ErrorObject> {
+    match mcp_protocol::parse(body).ok()? {
+        Incoming::Single(Message::Response(Response {
+            outcome: Err(error),
+            ..
+        })) => Some(error),
+        _ => None,
+    }
+}
+
+fn snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(BODY_SNIPPET)]);
+    text.trim().to_owned()
+}
+
+/// `reqwest` puts the cause (connection refused, timed out) in the source chain.
+fn error_chain(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

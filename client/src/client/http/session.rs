@@ -1,0 +1,115 @@
+//! The HTTP side of a connection: the endpoint, the `reqwest` client (with the caller's
+//! headers), the legacy session id, what ends a session (a 404, or `DELETE` on close), and the
+//! headers every message gets from what the connection learned.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use mcp_protocol::http as names;
+use mcp_protocol::Message;
+use reqwest::StatusCode;
+
+use super::headers::{self, Context};
+use crate::client::lock::lock;
+use crate::client::shared::Shared;
+use crate::era::Connected;
+use crate::state::Phase;
+
+/// One MCP endpoint and its session.
+#[derive(Debug)]
+pub(super) struct Conn {
+    pub(super) client: reqwest::Client,
+    pub(super) url: reqwest::Url,
+    /// `Mcp-Session-Id` from the last `initialize` reply that set one (legacy).
+    session: Mutex<Option<String>>,
+}
+
+impl Conn {
+    pub(super) fn new(client: reqwest::Client, url: reqwest::Url) -> Self {
+        Conn {
+            client,
+            url,
+            session: Mutex::new(None),
+        }
+    }
+
+    pub(super) fn session(&self) -> Option<String> {
+        lock(&self.session).clone()
+    }
+
+    /// Keeps the session id an `initialize` reply set, if it is one: visible ASCII
+    /// (0x21–0x7E), as `transports.mdx` requires.
+    pub(super) fn set_session(&self, value: &[u8]) {
+        let valid = !value.is_empty() && value.iter().all(|b| (0x21..=0x7e).contains(b));
+        match (valid, std::str::from_utf8(value)) {
+            (true, Ok(id)) => *lock(&self.session) = Some(id.to_owned()),
+            _ => tracing::warn!("ignored an Mcp-Session-Id that is not visible ASCII"),
+        }
+    }
+
+    /// The server answered 404 to a message that carried session `ended`: if that is still
+    /// the session, forget it and put the connection back to `new`, so `connect()` starts a
+    /// new one. Only the first 404 for a session does this.
+    pub(super) fn expire(&self, ended: &str, shared: &Shared) {
+        let mut session = lock(&self.session);
+        if session.as_deref() != Some(ended) {
+            return;
+        }
+        *session = None;
+        drop(session);
+        tracing::warn!(session = ended, "the server ended the HTTP session (404)");
+        *lock(&shared.connected) = None;
+        shared.set_phase_unless_closed(Phase::New);
+    }
+
+    /// The headers `message` gets now.
+    pub(super) fn headers_for(
+        &self,
+        message: &Message,
+        shared: &Shared,
+    ) -> Vec<(&'static str, String)> {
+        headers::for_message(message, &self.context(shared))
+    }
+
+    fn context(&self, shared: &Shared) -> Context {
+        let mut cx = Context {
+            session: self.session(),
+            ..Context::default()
+        };
+        match lock(&shared.connected).as_ref() {
+            Some(Connected::Legacy(init)) => {
+                cx.legacy_version = Some(init.protocol_version.clone())
+            }
+            Some(Connected::Modern {
+                protocol_version, ..
+            }) => cx.modern_version = Some(protocol_version.clone()),
+            None => {}
+        }
+        cx
+    }
+
+    /// Ends the session, if there is one, with `DELETE` (`transports.mdx`, "Session
+    /// Management"); 405 means the server does not allow that, which is fine.
+    pub(super) async fn end_session(&self, shared: &Shared, within: Duration) {
+        let cx = self.context(shared);
+        let Some(session) = cx.session else { return };
+        let mut delete = self
+            .client
+            .delete(self.url.clone())
+            .header(names::SESSION_ID, &session);
+        if let Some(version) = &cx.legacy_version {
+            delete = delete.header(names::PROTOCOL_VERSION, version);
+        }
+        match tokio::time::timeout(within, delete.send()).await {
+            Ok(Ok(r))
+                if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED =>
+            {
+                tracing::debug!(status = %r.status(), "HTTP session ended")
+            }
+            Ok(Ok(r)) => tracing::debug!(status = %r.status(), "DELETE of the session refused"),
+            Ok(Err(e)) => tracing::debug!("DELETE of the session failed: {e}"),
+            Err(_) => tracing::debug!("DELETE of the session got no answer within {within:?}"),
+        }
+        *lock(&self.session) = None;
+    }
+}
