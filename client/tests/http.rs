@@ -494,3 +494,88 @@ async fn bad_targets_are_invalid_arguments() {
     let secret = HttpTarget::new("http://h/mcp").header("Authorization", "Bearer s3cret");
     assert!(!format!("{secret:?}").contains("s3cret"));
 }
+
+/// Where the TypeScript SDK's server-everything is installed: `MCP_INTEROP_NODE_MODULES`, or
+/// the workspace's `interop/node_modules`.
+fn server_everything() -> Option<std::path::PathBuf> {
+    let modules = std::env::var_os("MCP_INTEROP_NODE_MODULES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| common::workspace_root().join("interop/node_modules"));
+    let script = modules.join("@modelcontextprotocol/server-everything/dist/index.js");
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    (node && script.exists()).then_some(script)
+}
+
+/// Against a real third-party server: the TypeScript SDK's server-everything
+/// (`streamableHttp`, a legacy-era server with sessions). Skipped when node or the package is
+/// absent.
+#[tokio::test]
+async fn server_everything_over_streamable_http() {
+    let Some(script) = server_everything() else {
+        eprintln!("skipped: node or @modelcontextprotocol/server-everything is not installed");
+        return;
+    };
+    // A free port: bind, read it, release it for the server.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new("node")
+        .arg(&script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
+    common::within_for(
+        Duration::from_secs(30),
+        "server-everything to listen",
+        async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if line.contains("listening on port") {
+                    return;
+                }
+            }
+            panic!("server-everything exited before listening");
+        },
+    )
+    .await;
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let client = Client::connect_http(url.as_str(), quick_options()).unwrap();
+    let connected = within("connect", client.connect()).await.unwrap();
+    assert_eq!(connected.era(), Era::Legacy);
+    assert!(client
+        .initialize_result()
+        .unwrap()
+        .server_info
+        .name
+        .contains("everything"));
+    let tools = within("tools/list", client.list_tools()).await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let echoed = within(
+        "tools/call",
+        client.call_tool("echo", json!({"message": "hi"})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&echoed), "Echo: hi");
+    // Several at once, each on its own POST.
+    let calls = (0..8).map(|i| client.call_tool("echo", json!({"message": format!("m{i}")})));
+    let replies = within("8 calls", futures::future::join_all(calls)).await;
+    for (i, reply) in replies.into_iter().enumerate() {
+        assert_eq!(text_of(&reply.unwrap()), format!("Echo: m{i}"));
+    }
+    within("close", client.close()).await;
+    child.kill().await.unwrap();
+}
