@@ -8,6 +8,9 @@
 //! cargo run -p mcp-client --example agent_demo
 //! cargo run -p mcp-client --example agent_demo -- --framing content-length
 //! cargo run -p mcp-client --example agent_demo -- --era legacy
+//! # over Streamable HTTP, to a server already listening (its echo tool is used):
+//! cargo run -p mcp-client --example agent_demo -- --url http://127.0.0.1:3001/mcp
+//! cargo run -p mcp-client --example agent_demo -- --url https://example.com/mcp --header 'Authorization: Bearer TOKEN'
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -16,10 +19,10 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use mcp_client::bridge::register_mcp_tools;
 use mcp_client::protocol::Framing;
-use mcp_client::registry::{executor, ParamSpec};
+use mcp_client::registry::{executor, ModelTool, ParamSpec};
 use mcp_client::{
-    BridgeOptions, Client, ClientOptions, EraChoice, RiskTier, ServerCommand, ToolOutput,
-    ToolRegistry, ToolSpec,
+    BridgeOptions, Client, ClientOptions, EraChoice, HttpTarget, RiskTier, ServerCommand,
+    ToolOutput, ToolRegistry, ToolSpec,
 };
 use serde_json::{json, Value};
 
@@ -34,6 +37,19 @@ struct Args {
     /// Which MCP era to connect in: probe with server/discover (auto), or force one.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
     era: EraArg,
+    /// Connect to this Streamable HTTP endpoint instead of spawning a server.
+    #[arg(long)]
+    url: Option<String>,
+    /// A header for every HTTP request, `Name: value` (repeatable; with --url).
+    #[arg(long = "header", value_parser = parse_header)]
+    headers: Vec<(String, String)>,
+}
+
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("expected `Name: value`, got {text:?}"))?;
+    Ok((name.trim().to_owned(), value.trim().to_owned()))
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -55,22 +71,26 @@ enum Turn {
     Answer(String),
 }
 
-/// A scripted stand-in for an LLM: first it asks for the echo tool, then it answers with
-/// what the tool returned.
+/// A scripted stand-in for an LLM: first it asks for the echo tool (putting its text in the
+/// tool's first required string argument: `text` for ours, `message` for server-everything),
+/// then it answers with what the tool returned.
 struct ScriptedModel;
 
 impl ScriptedModel {
-    fn next(&self, tools: &[String], last_tool_output: Option<&ToolOutput>) -> Turn {
+    fn next(&self, tools: &[ModelTool], last_tool_output: Option<&ToolOutput>) -> Turn {
         match last_tool_output {
             None => {
-                let name = tools
-                    .iter()
-                    .find(|t| t.ends_with("__echo"))
-                    .cloned()
-                    .unwrap_or_else(|| "mcp__echo__echo".to_owned());
+                let echo = tools.iter().find(|t| t.name.ends_with("__echo"));
+                let name = echo.map_or_else(|| "mcp__echo__echo".to_owned(), |t| t.name.clone());
+                let argument = echo
+                    .and_then(|t| t.input_schema["required"].as_array())
+                    .and_then(|required| required.first())
+                    .and_then(Value::as_str)
+                    .unwrap_or("text")
+                    .to_owned();
                 Turn::ToolUse {
                     name,
-                    input: json!({"text": "hello from MCP"}),
+                    input: json!({ argument: "hello from MCP" }),
                 }
             }
             Some(out) if out.is_error => Turn::Answer(format!("The tool failed: {}", out.text)),
@@ -98,10 +118,6 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let server = match args.server {
-        Some(path) => path,
-        None => echo_server_path()?,
-    };
     let framing = match args.framing {
         FramingArg::Ndjson => Framing::Ndjson,
         FramingArg::ContentLength => Framing::ContentLength,
@@ -137,8 +153,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     )?;
     println!("local tools: {:?}", registry.names());
 
-    // 2. Spawn the server and handshake, printing every frame.
-    println!("spawning {} ({framing:?})", server.display());
+    // 2. Spawn the server (or reach it over HTTP) and connect, printing every frame.
     let era = match args.era {
         EraArg::Auto => EraChoice::Auto,
         EraArg::Legacy => EraChoice::Legacy,
@@ -150,7 +165,24 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ..ClientOptions::default()
     }
     .print_frames();
-    let client = Client::spawn(ServerCommand::new(&server), options)?;
+    let client = match &args.url {
+        Some(url) => {
+            println!("connecting to {url} (Streamable HTTP)");
+            let mut target = HttpTarget::new(url);
+            for (name, value) in &args.headers {
+                target = target.header(name, value);
+            }
+            Client::connect_http(target, options)?
+        }
+        None => {
+            let server = match &args.server {
+                Some(path) => path.clone(),
+                None => echo_server_path()?,
+            };
+            println!("spawning {} ({framing:?})", server.display());
+            Client::spawn(ServerCommand::new(&server), options)?
+        }
+    };
     let connected = client.connect().await?;
     let server_name = connected
         .server_info()
@@ -165,8 +197,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     // 3. Merge the remote tools.
     let added =
         register_mcp_tools(&mut registry, &client, &BridgeOptions::for_server("echo")).await?;
-    let tools: Vec<String> = registry.model_tools().into_iter().map(|t| t.name).collect();
-    println!("registered {added} MCP tool(s); the model sees: {tools:?}");
+    let tools = registry.model_tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    println!("registered {added} MCP tool(s); the model sees: {names:?}");
 
     // 4. The agent loop with the scripted model.
     let model = ScriptedModel;
@@ -185,7 +218,8 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     };
     println!("final answer: {answer}");
 
-    // 5. Close: stdin EOF first; the server exits by itself.
+    // 5. Close: stdin EOF first and the server exits by itself (over HTTP: DELETE of the
+    // session, if the server started one).
     let report = client.close().await;
     let status = report
         .status

@@ -12,6 +12,7 @@ use reqwest::StatusCode;
 use super::session::Conn;
 use crate::client::shared::Shared;
 use crate::error::ClientError;
+use crate::options::FrameDirection;
 
 /// The `Accept` every POST sends: a client MUST list both.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -69,10 +70,15 @@ pub(super) async fn exchange(
         let body = read_body(&mut response, limit.min(64 * 1024))
             .await
             .unwrap_or_default();
+        let error = error_in(&body);
+        if let Some(error) = &error {
+            let message = Response::error(None, error.clone());
+            shared.hook(FrameDirection::Receive, &message);
+        }
         return Err(ClientError::Http {
             method: label.clone(),
             status: status.as_u16(),
-            error: error_in(&body),
+            error,
             body: snippet(&body),
         });
     }
