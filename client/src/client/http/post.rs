@@ -72,7 +72,7 @@ pub(super) async fn exchange(
             .unwrap_or_default();
         let error = error_in(&body);
         if let Some(error) = &error {
-            let message = Response::error(None, error.clone());
+            let message: Message = Message::Response(Response::error(None, error.clone()));
             shared.hook(FrameDirection::Receive, &message);
         }
         return Err(ClientError::Http {
