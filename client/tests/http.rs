@@ -72,8 +72,10 @@ fn legacy_headers<'a>(
 #[tokio::test]
 async fn legacy_probe_fallback_session_json_and_sse_then_delete_on_close() {
     let mut server = Fixture::serve(|seen: Seen| async move {
-        if seen.method == Method::DELETE {
-            return status(200);
+        match seen.method {
+            Method::DELETE => return status(200),
+            Method::GET => return status(405),
+            _ => {}
         }
         match seen.rpc() {
             "server/discover" => status_json(400, no_session_error()),
@@ -116,6 +118,10 @@ async fn legacy_probe_fallback_session_json_and_sse_then_delete_on_close() {
     let initialized = server.expect("notifications/initialized").await;
     let after = legacy_headers(Some("sess-1"), Some("2025-11-25"));
     assert_eq!(mcp_headers(&initialized), after);
+    // Then the listening stream is tried: 405, and the client carries on without it.
+    let get = server.next_get().await;
+    assert_eq!(mcp_headers(&get), after);
+    assert_eq!(get.header("accept"), Some("text/event-stream"));
 
     let listed = within("tools/list", client.list_tools()).await.unwrap();
     assert_eq!(listed.len(), 1);
@@ -161,10 +167,55 @@ async fn legacy_probe_fallback_session_json_and_sse_then_delete_on_close() {
     assert_eq!(delete.method, Method::DELETE);
     assert_eq!(delete.header("mcp-session-id"), Some("sess-1"));
     assert!(server.drain().is_empty());
+    assert!(server.drain_gets().is_empty(), "a 405 is not retried");
     assert!(matches!(
         client.list_tools().await,
         Err(ClientError::Closed(_))
     ));
+}
+
+#[tokio::test]
+async fn the_get_stream_delivers_notifications_and_server_requests() {
+    let gets = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&gets);
+    let mut server = Fixture::serve(move |seen: Seen| {
+        let counter = Arc::clone(&counter);
+        async move {
+            if seen.method == Method::GET {
+                // The first GET gets a stream; a reopened one is refused.
+                if counter.fetch_add(1, Ordering::SeqCst) > 0 {
+                    return status(405);
+                }
+                return sse(&[
+                    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+                    json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}),
+                ]);
+            }
+            match seen.rpc() {
+                "initialize" => with_session(result(seen.id(), init_result("2025-11-25")), "s-9"),
+                _ => status(202),
+            }
+        }
+    })
+    .await;
+    let client = Client::connect_http(server.url.as_str(), legacy_options()).unwrap();
+    let mut notifications = Box::pin(client.notifications());
+    within("connect", client.connect()).await.unwrap();
+    server.expect("initialize").await;
+    server.expect("notifications/initialized").await;
+    let note = within("the GET notification", notifications.next())
+        .await
+        .unwrap();
+    assert_eq!(note.method, "notifications/tools/list_changed");
+    // The server's ping is answered with a POST of the reply, in the session.
+    let pong = server.next().await;
+    assert_eq!(pong.method, Method::POST);
+    assert_eq!(
+        pong.body,
+        json!({"jsonrpc": "2.0", "id": "srv-1", "result": {}})
+    );
+    assert_eq!(pong.header("mcp-session-id"), Some("s-9"));
+    within("close", client.close()).await;
 }
 
 #[tokio::test]

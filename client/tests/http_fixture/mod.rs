@@ -42,7 +42,10 @@ type Script = Arc<dyn Fn(Seen) -> Answer + Send + Sync>;
 
 pub struct Fixture {
     pub url: String,
+    /// POSTs and DELETEs, in order.
     seen: mpsc::UnboundedReceiver<Seen>,
+    /// GETs (the legacy listening stream), apart: they come whenever the client opens one.
+    gets: mpsc::UnboundedReceiver<Seen>,
     _server: tokio::task::JoinHandle<()>,
 }
 
@@ -55,11 +58,16 @@ impl Fixture {
     {
         let script: Script = Arc::new(move |seen| Box::pin(script(seen)));
         let (tx, seen) = mpsc::unbounded_channel();
+        let (get_tx, gets) = mpsc::unbounded_channel();
         let app = axum::Router::new().route(
             "/mcp",
             axum::routing::any(move |method: Method, headers: HeaderMap, body: Bytes| {
                 let script = Arc::clone(&script);
-                let tx = tx.clone();
+                let tx = if method == Method::GET {
+                    get_tx.clone()
+                } else {
+                    tx.clone()
+                };
                 async move {
                     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
                     let seen = Seen {
@@ -80,6 +88,7 @@ impl Fixture {
         Fixture {
             url,
             seen,
+            gets,
             _server: server,
         }
     }
@@ -100,6 +109,18 @@ impl Fixture {
             "unexpected request: {seen:?}"
         );
         seen
+    }
+
+    /// The next GET the fixture received (bounded wait).
+    pub async fn next_get(&mut self) -> Seen {
+        within("a GET at the fixture", self.gets.recv())
+            .await
+            .expect("the fixture stopped")
+    }
+
+    /// GETs received so far and not yet read.
+    pub fn drain_gets(&mut self) -> Vec<Seen> {
+        std::iter::from_fn(|| self.gets.try_recv().ok()).collect()
     }
 
     /// Requests received so far and not yet read.

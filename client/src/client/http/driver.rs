@@ -2,7 +2,8 @@
 //! [`Outgoing`] from the same queue and POSTs it. Requests go concurrently, one POST each (at
 //! most [`MAX_IN_FLIGHT`]); a reply's messages reach the waiting caller through the shared
 //! inbound path; whatever fails one request fails that caller alone. Notifications and replies
-//! to the server are posted in order, before anything queued after them. On `close()` it
+//! to the server are posted in order, before anything queued after them. Once a legacy session
+//! is ready it opens the GET stream (`listen.rs`). On `close()` it
 //! posts what was queued, ends the session (`DELETE`) and ends the connection.
 
 use std::collections::HashMap;
@@ -15,8 +16,8 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
-use super::post;
 use super::session::Conn;
+use super::{listen, post};
 use crate::client::lock::lock;
 use crate::client::shared::Shared;
 use crate::era::Connected;
@@ -32,6 +33,8 @@ struct Driver {
     in_flight: JoinSet<()>,
     /// The POST of each request in flight, to close when the request is cancelled.
     by_id: HashMap<RequestId, AbortHandle>,
+    /// The legacy GET stream, once the session is ready.
+    listen: Option<AbortHandle>,
 }
 
 pub(super) async fn run(
@@ -45,13 +48,17 @@ pub(super) async fn run(
         shared,
         in_flight: JoinSet::new(),
         by_id: HashMap::new(),
+        listen: None,
     };
     loop {
         let room = driver.in_flight.len() < MAX_IN_FLIGHT;
         let frame = tokio::select! {
             biased;
             // The last handle dropped: dropping the JoinSet aborts every POST.
-            () = stop.cancelled() => return,
+            () = stop.cancelled() => {
+                driver.stop_listening();
+                return;
+            }
             () = driver.shared.stop_writer.cancelled() => break,
             Some(_) = driver.in_flight.join_next(), if !driver.in_flight.is_empty() => continue,
             frame = rx.recv(), if room => frame,
@@ -91,7 +98,33 @@ impl Driver {
             Message::Notification(n) if n.method == methods::CANCELLED => {
                 self.cancel(n, self.within()).await
             }
-            other => self.post_in_order(other, self.within()).await,
+            other => {
+                let initialized =
+                    matches!(&other, Message::Notification(n) if n.method == methods::INITIALIZED);
+                if self.post_in_order(other, self.within()).await && initialized {
+                    self.start_listening();
+                }
+            }
+        }
+    }
+
+    /// Opens the GET stream for what the server sends outside replies, once the legacy
+    /// session is ready (`listen.rs`).
+    fn start_listening(&mut self) {
+        self.stop_listening();
+        if self.conn.session().is_none() {
+            return;
+        }
+        let task = tokio::spawn(listen::run(
+            Arc::clone(&self.conn),
+            Arc::clone(&self.shared),
+        ));
+        self.listen = Some(task.abort_handle());
+    }
+
+    fn stop_listening(&mut self) {
+        if let Some(task) = self.listen.take() {
+            task.abort();
         }
     }
 
@@ -116,17 +149,19 @@ impl Driver {
     }
 
     /// Posts a notification or a reply before anything queued after it; bounded by `within`.
-    async fn post_in_order(&self, message: Message, within: Duration) {
+    /// True if the server accepted it.
+    async fn post_in_order(&self, message: Message, within: Duration) -> bool {
         let label = match &message {
             Message::Notification(n) => n.method.clone(),
             _ => "a reply".to_owned(),
         };
         match tokio::time::timeout(within, post::exchange(&self.conn, &self.shared, message)).await
         {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => return true,
             Ok(Err(e)) => tracing::warn!("posting {label} failed: {e}"),
             Err(_) => tracing::warn!("posting {label} got no answer within {within:?}"),
         }
+        false
     }
 
     /// `close()`: what was queued before it (a cancellation, a reply) is posted, requests in
@@ -143,11 +178,14 @@ impl Driver {
                     Message::Notification(n) if n.method == methods::CANCELLED => {
                         self.cancel(n, grace).await
                     }
-                    other => self.post_in_order(other, grace).await,
+                    other => {
+                        self.post_in_order(other, grace).await;
+                    }
                 }
             }
         }
         self.in_flight.abort_all();
+        self.stop_listening();
         self.conn.end_session(&self.shared, grace).await;
         self.shared.writer_done.cancel();
         self.shared.finish(CloseCause::ClientClosed).await;

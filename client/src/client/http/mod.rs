@@ -18,6 +18,7 @@ use crate::options::ClientOptions;
 
 mod driver;
 mod headers;
+mod listen;
 mod post;
 mod session;
 

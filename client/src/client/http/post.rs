@@ -151,20 +151,7 @@ impl Reply {
 
     /// Hands each message of one JSON text to the inbound path.
     async fn deliver(&mut self, shared: &Shared, bytes: &[u8]) {
-        let messages = match mcp_protocol::parse(bytes) {
-            Ok(Incoming::Single(m)) => vec![m],
-            Ok(Incoming::Batch(items)) => items
-                .into_iter()
-                .filter_map(|item| {
-                    item.map_err(|e| tracing::warn!("server sent an invalid batch member: {e}"))
-                        .ok()
-                })
-                .collect(),
-            Err(e) => {
-                tracing::warn!("server sent a bad message over HTTP: {e}");
-                return;
-            }
-        };
+        let messages = messages_in(bytes);
         for message in messages {
             if let Message::Response(Response { id, outcome }) = &message {
                 match (id, outcome) {
@@ -185,6 +172,25 @@ impl Reply {
                 method,
                 reason: format!("the HTTP reply ended without a response to id {}", self.id),
             }),
+        }
+    }
+}
+
+/// The messages of one JSON text (a message or a batch); what is not one is logged and
+/// dropped, as the stdio reader does.
+pub(super) fn messages_in(bytes: &[u8]) -> Vec<Message> {
+    match mcp_protocol::parse(bytes) {
+        Ok(Incoming::Single(m)) => vec![m],
+        Ok(Incoming::Batch(items)) => items
+            .into_iter()
+            .filter_map(|item| {
+                item.map_err(|e| tracing::warn!("server sent an invalid batch member: {e}"))
+                    .ok()
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!("server sent a bad message over HTTP: {e}");
+            Vec::new()
         }
     }
 }
@@ -222,7 +228,7 @@ fn snippet(body: &[u8]) -> String {
 }
 
 /// `reqwest` puts the cause (connection refused, timed out) in the source chain.
-fn error_chain(e: &reqwest::Error) -> String {
+pub(super) fn error_chain(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(cause) = source {

@@ -71,7 +71,7 @@ impl Conn {
         headers::for_message(message, &self.context(shared))
     }
 
-    fn context(&self, shared: &Shared) -> Context {
+    pub(super) fn context(&self, shared: &Shared) -> Context {
         let mut cx = Context {
             session: self.session(),
             ..Context::default()
