@@ -388,6 +388,57 @@ async fn a_timeout_posts_notifications_cancelled_for_that_request() {
     within("close", client.close()).await;
 }
 
+/// Signals when dropped: the server stopped serving a request (its connection closed).
+struct OnDrop(Arc<Notify>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+#[tokio::test]
+async fn a_modern_timeout_closes_the_post_and_posts_no_cancellation() {
+    let closed = Arc::new(Notify::new());
+    let signal = Arc::clone(&closed);
+    let mut server = Fixture::serve(move |seen: Seen| {
+        let signal = Arc::clone(&signal);
+        async move {
+            match seen.rpc() {
+                "server/discover" => result(seen.id(), discover_result(&["2026-07-28"])),
+                "tools/call" => {
+                    let _guard = OnDrop(signal);
+                    std::future::pending().await
+                }
+                "tools/list" => result(seen.id(), json!({"tools": []})),
+                _ => status(400),
+            }
+        }
+    })
+    .await;
+    let client = Client::connect_http(server.url.as_str(), modern_options()).unwrap();
+    within("connect", client.connect()).await.unwrap();
+    server.expect("server/discover").await;
+    let timeout = Duration::from_millis(200);
+    let outcome = within(
+        "the timeout",
+        client.call_tool_with_timeout("slow", json!({}), timeout),
+    )
+    .await;
+    assert!(
+        matches!(outcome, Err(ClientError::Timeout { .. })),
+        "{outcome:?}"
+    );
+    server.expect("tools/call").await;
+    // 2026-07-28: closing the request's stream is the cancellation.
+    within("the server to see the POST closed", closed.notified()).await;
+    within("tools/list", client.list_tools()).await.unwrap();
+    // The next thing the server saw is tools/list: no notifications/cancelled was posted.
+    server.expect("tools/list").await;
+    within("close", client.close()).await;
+    assert!(server.drain().is_empty());
+}
+
 #[tokio::test]
 async fn concurrent_requests_are_matched_by_id_whatever_order_replies_come_in() {
     let second_answered = Arc::new(Notify::new());
