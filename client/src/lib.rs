@@ -1,4 +1,4 @@
-//! An async MCP client over stdio, and the bridge that merges a server's tools into an agent's
+//! An async MCP client over stdio or Streamable HTTP, and the bridge that merges a server's tools into an agent's
 //! local tool registry. It speaks both eras of MCP: the legacy one (2025-11-25 and earlier,
 //! with the `initialize` handshake) and the modern one (2026-07-28, stateless requests that
 //! carry their version in `_meta`).
@@ -46,6 +46,13 @@
 //!   `…/clientCapabilities` and `…/clientInfo`; a result whose `resultType` is not
 //!   `"complete"` (such as `"input_required"`) is [`ClientError::UnsupportedResultType`];
 //!   [`Client::ping`] sends `server/discover`, since 2026-07-28 removed `ping`.
+//! * Streamable HTTP ([`Client::connect_http`], [`HttpTarget`]): the same client as a
+//!   transport under the same machinery: each message is a POST, replies (JSON or SSE) feed the
+//!   same pending map and notifications stream. Legacy: the `Mcp-Session-Id` session (a 404 is
+//!   [`ClientError::SessionExpired`], then `connect()` starts a new one), the GET stream,
+//!   `DELETE` on close. Modern: the mirrored `MCP-Protocol-Version`, `Mcp-Method` and
+//!   `Mcp-Name` headers. HTTP errors fail only their request ([`ClientError::Http`],
+//!   [`ClientError::Transport`]).
 //! * [`raw`]: [`RawConnection`], a spawned server with byte-level access and a transcript,
 //!   for a conformance harness.
 //! * [`registry`]: a local [`ToolRegistry`] with risk tiers and an approval gate.

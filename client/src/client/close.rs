@@ -26,7 +26,8 @@ pub enum CloseStep {
     Terminated,
     /// It needed SIGKILL.
     Killed,
-    /// An in-memory connection: our output was closed; there is no process.
+    /// An in-memory connection: our output was closed; there is no process. Over HTTP: what
+    /// was queued was posted and the session, if any, ended with `DELETE`.
     OutputClosed,
 }
 

@@ -261,8 +261,9 @@ impl Client {
 
     /// Closes the connection as the spec's shutdown sequence says: close the server's stdin,
     /// wait (`close_grace`), SIGTERM, wait, SIGKILL. Requests still in flight may be answered
-    /// during the first wait; afterwards they fail. Idempotent: later calls return the same
-    /// report.
+    /// during the first wait; afterwards they fail. Over HTTP: what was queued is posted,
+    /// requests in flight fail, and the session (if any) is ended with `DELETE`, bounded by
+    /// `close_grace`. Idempotent: later calls return the same report.
     pub async fn close(&self) -> CloseReport {
         let shared = Arc::clone(&self.shared);
         self.handles
