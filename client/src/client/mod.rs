@@ -7,6 +7,8 @@
 //! reader task pairs each reply with its caller through a map keyed by request id, whatever
 //! order replies arrive in; a writer task owns the server's stdin. When the server goes away
 //! every waiting caller is failed at once with the reason, exit status and last stderr lines.
+//! Over Streamable HTTP (`http/`) one task takes the reader's and writer's place: it POSTs what
+//! the writer would write and feeds each reply's messages to the same inbound path.
 //!
 //! This file is the [`Client`] handle: starting a connection, what it learned, notifications,
 //! `close()`. The rest of its API extends `Client` from `handshake.rs` (`connect`,

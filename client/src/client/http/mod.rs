@@ -59,6 +59,12 @@ impl From<&str> for HttpTarget {
     }
 }
 
+impl From<String> for HttpTarget {
+    fn from(url: String) -> Self {
+        HttpTarget::new(url)
+    }
+}
+
 /// Header values are left out: they often hold credentials.
 impl fmt::Debug for HttpTarget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
