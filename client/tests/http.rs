@@ -479,6 +479,73 @@ async fn concurrent_requests_are_matched_by_id_whatever_order_replies_come_in() 
 }
 
 #[tokio::test]
+async fn at_most_64_requests_are_on_the_wire_at_once() {
+    const CALLS: usize = 70;
+    // (requests being served now, most ever at once)
+    let load = Arc::new(std::sync::Mutex::new((0usize, 0usize)));
+    let (arrived_tx, mut arrived) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let (release, released) = tokio::sync::watch::channel(false);
+    let server_load = Arc::clone(&load);
+    let mut server = Fixture::serve(move |seen: Seen| {
+        let load = Arc::clone(&server_load);
+        let arrived = arrived_tx.clone();
+        let mut released = released.clone();
+        async move {
+            match seen.rpc() {
+                "initialize" => return result(seen.id(), init_result("2025-11-25")),
+                "tools/call" => {}
+                _ => return status(202),
+            }
+            {
+                let mut load = load.lock().unwrap();
+                load.0 += 1;
+                load.1 = load.1.max(load.0);
+            }
+            let _ = arrived.send(());
+            // Nothing is answered until the test says so.
+            released.wait_for(|r| *r).await.unwrap();
+            load.lock().unwrap().0 -= 1;
+            let name = seen.body["params"]["name"].as_str().unwrap().to_owned();
+            result(seen.id(), text_result(&name))
+        }
+    })
+    .await;
+    let client = Client::connect_http(server.url.as_str(), legacy_options()).unwrap();
+    within("connect", client.connect()).await.unwrap();
+    let caller = client.clone();
+    let calls = tokio::spawn(async move {
+        let names: Vec<String> = (0..CALLS).map(|i| format!("t{i}")).collect();
+        let calls = names.iter().map(|name| caller.call_tool(name, json!({})));
+        futures::future::join_all(calls).await
+    });
+    for _ in 0..64 {
+        within("64 requests at the server", arrived.recv()).await;
+    }
+    // A notification queued after all 70 requests is posted once the client has taken them
+    // all from its queue: without a bound, the other 6 would be on the wire by now.
+    within("notify", client.notify("notifications/marker", None))
+        .await
+        .unwrap();
+    while server.next().await.rpc() != "notifications/marker" {}
+    assert_eq!(
+        *load.lock().unwrap(),
+        (64, 64),
+        "(being served, most at once)"
+    );
+    release.send_replace(true);
+    let replies = within("70 calls", calls).await.unwrap();
+    for (i, reply) in replies.into_iter().enumerate() {
+        assert_eq!(text_of(&reply.unwrap()), format!("t{i}"));
+    }
+    assert_eq!(
+        load.lock().unwrap().1,
+        64,
+        "the most requests served at once"
+    );
+    within("close", client.close()).await;
+}
+
+#[tokio::test]
 async fn an_http_error_fails_the_request_that_caused_it_even_without_an_id() {
     let server = Fixture::serve(|seen: Seen| async move {
         match seen.rpc() {

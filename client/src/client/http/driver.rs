@@ -1,17 +1,17 @@
 //! The HTTP transport's task, in place of the stdio writer and reader: it takes each
 //! [`Outgoing`] from the same queue and POSTs it. Requests go concurrently, one POST each (at
-//! most [`MAX_IN_FLIGHT`]); a reply's messages reach the waiting caller through the shared
+//! most [`MAX_IN_FLIGHT`], the rest wait their turn); a reply's messages reach the waiting caller through the shared
 //! inbound path; whatever fails one request fails that caller alone. Notifications and replies
 //! to the server are posted in order, before anything queued after them. Once a legacy session
 //! is ready it opens the GET stream (`listen.rs`). On `close()` it
 //! posts what was queued, ends the session (`DELETE`) and ends the connection.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_protocol::mcp::methods;
-use mcp_protocol::{Message, Notification, Outgoing, RequestId};
+use mcp_protocol::{Message, Notification, Outgoing, Request, RequestId};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
@@ -33,6 +33,9 @@ struct Driver {
     in_flight: JoinSet<()>,
     /// The POST of each request in flight, to close when the request is cancelled.
     by_id: HashMap<RequestId, AbortHandle>,
+    /// Requests taken from the queue while [`MAX_IN_FLIGHT`] were on the wire, oldest first:
+    /// taking them keeps cancellations and notifications moving meanwhile.
+    waiting: VecDeque<Request>,
     /// The legacy GET stream, once the session is ready.
     listen: Option<AbortHandle>,
 }
@@ -48,10 +51,18 @@ pub(super) async fn run(
         shared,
         in_flight: JoinSet::new(),
         by_id: HashMap::new(),
+        waiting: VecDeque::new(),
         listen: None,
     };
     loop {
-        let room = driver.in_flight.len() < MAX_IN_FLIGHT;
+        while driver.in_flight.len() < MAX_IN_FLIGHT {
+            let Some(request) = driver.waiting.pop_front() else {
+                break;
+            };
+            driver.start(request);
+        }
+        // Past this many waiting requests, the queue (and so every caller) waits.
+        let room = driver.waiting.len() < MAX_IN_FLIGHT;
         let frame = tokio::select! {
             biased;
             // The last handle dropped: dropping the JoinSet aborts every POST.
@@ -79,22 +90,8 @@ impl Driver {
     async fn dispatch(&mut self, message: Message) {
         self.shared.hook(FrameDirection::Send, &message);
         match message {
-            Message::Request(request) => {
-                let id = request.id.clone();
-                let conn = Arc::clone(&self.conn);
-                let shared = Arc::clone(&self.shared);
-                let waiter = id.clone();
-                let handle = self.in_flight.spawn(async move {
-                    let outcome = post::exchange(&conn, &shared, Message::Request(request)).await;
-                    if let Err(e) = outcome {
-                        if !shared.pending.fail(&waiter, e) {
-                            tracing::debug!(id = %waiter, "HTTP request failed after its caller gave up");
-                        }
-                    }
-                });
-                self.by_id.retain(|_, h| !h.is_finished());
-                self.by_id.insert(id, handle);
-            }
+            // Started at the top of the loop, when there is room.
+            Message::Request(request) => self.waiting.push_back(request),
             Message::Notification(n) if n.method == methods::CANCELLED => {
                 self.cancel(n, self.within()).await
             }
@@ -106,6 +103,24 @@ impl Driver {
                 }
             }
         }
+    }
+
+    /// Puts a request on the wire, in a POST of its own.
+    fn start(&mut self, request: Request) {
+        let id = request.id.clone();
+        let conn = Arc::clone(&self.conn);
+        let shared = Arc::clone(&self.shared);
+        let waiter = id.clone();
+        let handle = self.in_flight.spawn(async move {
+            let outcome = post::exchange(&conn, &shared, Message::Request(request)).await;
+            if let Err(e) = outcome {
+                if !shared.pending.fail(&waiter, e) {
+                    tracing::debug!(id = %waiter, "HTTP request failed after its caller gave up");
+                }
+            }
+        });
+        self.by_id.retain(|_, h| !h.is_finished());
+        self.by_id.insert(id, handle);
     }
 
     /// Opens the GET stream for what the server sends outside replies, once the legacy
@@ -136,8 +151,12 @@ impl Driver {
             .as_ref()
             .and_then(|p| p.get("requestId"))
             .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
-        if let Some(post) = target.and_then(|id| self.by_id.remove(&id)) {
-            post.abort();
+        if let Some(id) = target {
+            if let Some(post) = self.by_id.remove(&id) {
+                post.abort();
+            }
+            // A request that never left needs no cancelling.
+            self.waiting.retain(|r| r.id != id);
         }
         let modern = matches!(
             lock(&self.shared.connected).as_ref(),

@@ -12,7 +12,7 @@ use mcp_protocol::http::{self as names, SseReader};
 use reqwest::header::ACCEPT;
 use reqwest::StatusCode;
 
-use super::post::{error_chain, messages_in};
+use super::post::{carries_message, error_chain, messages_in};
 use super::session::Conn;
 use crate::client::shared::Shared;
 
@@ -98,7 +98,7 @@ async fn listen_once(conn: &Conn, shared: &Shared) -> Ended {
             tracing::warn!("the GET stream is unreadable: {e}");
             break;
         }
-        for event in events.drain(..) {
+        for event in events.drain(..).filter(carries_message) {
             for message in messages_in(event.data.as_bytes()) {
                 shared.on_message(message).await;
             }

@@ -3,7 +3,7 @@
 //! inbound path the stdio reader feeds. What fails this one request (an HTTP error status, a
 //! body too large, a reply that never came) is returned for the caller waiting on it.
 
-use mcp_protocol::http::{self as names, SseReader};
+use mcp_protocol::http::{self as names, SseEvent, SseReader};
 use mcp_protocol::mcp::methods;
 use mcp_protocol::{ErrorObject, Incoming, Message, RequestId, Response};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
@@ -111,10 +111,8 @@ pub(super) async fn exchange(
                 reader
                     .feed(&chunk, &mut events)
                     .map_err(|e| transport(e.to_string()))?;
-                for event in events.drain(..) {
-                    if !event.data.is_empty() {
-                        reply.deliver(shared, event.data.as_bytes()).await;
-                    }
+                for event in events.drain(..).filter(carries_message) {
+                    reply.deliver(shared, event.data.as_bytes()).await;
                 }
             }
             // Once the response is in, the rest of the stream is not waited for: dropping the
@@ -174,6 +172,12 @@ impl Reply {
             }),
         }
     }
+}
+
+/// Is this SSE event a JSON-RPC message? Events of the default type (`message`) with data;
+/// an event with empty data primes a stream for resumption and carries none.
+pub(super) fn carries_message(event: &SseEvent) -> bool {
+    event.event.as_deref().is_none_or(|e| e == "message") && !event.data.is_empty()
 }
 
 /// The messages of one JSON text (a message or a batch); what is not one is logged and
