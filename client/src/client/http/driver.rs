@@ -1,10 +1,10 @@
 //! The HTTP transport's task, in place of the stdio writer and reader: it takes each
 //! [`Outgoing`] from the same queue and POSTs it. Requests go concurrently, one POST each (at
-//! most [`MAX_IN_FLIGHT`], the rest wait their turn); a reply's messages reach the waiting caller through the shared
-//! inbound path; whatever fails one request fails that caller alone. Notifications and replies
-//! to the server are posted in order, before anything queued after them. Once a legacy session
-//! is ready it opens the GET stream (`listen.rs`). On `close()` it
-//! posts what was queued, ends the session (`DELETE`) and ends the connection.
+//! most [`MAX_IN_FLIGHT`]; the rest wait their turn); a reply's messages reach the waiting
+//! caller through the shared inbound path; whatever fails one request fails that caller alone.
+//! Notifications and replies to the server are posted one at a time, as they come. Once a
+//! legacy session is ready it opens the GET stream (`listen.rs`). On `close()` it posts what
+//! was queued, ends the session (`DELETE`) and ends the connection.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -151,18 +151,21 @@ impl Driver {
             .as_ref()
             .and_then(|p| p.get("requestId"))
             .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+        let mut never_sent = false;
         if let Some(id) = target {
             if let Some(post) = self.by_id.remove(&id) {
                 post.abort();
             }
-            // A request that never left needs no cancelling.
+            // A request that never left is dropped, and the server hears nothing of it.
+            let waiting = self.waiting.len();
             self.waiting.retain(|r| r.id != id);
+            never_sent = self.waiting.len() < waiting;
         }
         let modern = matches!(
             lock(&self.shared.connected).as_ref(),
             Some(Connected::Modern { .. })
         );
-        if !modern {
+        if !modern && !never_sent {
             self.post_in_order(Message::Notification(n), within).await;
         }
     }
