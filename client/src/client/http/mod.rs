@@ -89,6 +89,23 @@ impl Client {
     /// request, HTTP adds [`ClientError::Http`] (an error status, with the body's JSON-RPC
     /// error), [`ClientError::Transport`] and [`ClientError::SessionExpired`] (the session
     /// ended: `connect()` again starts a new one). `close()` ends the session with `DELETE`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), mcp_client::ClientError> {
+    /// use mcp_client::{Client, ClientError, ClientOptions, HttpTarget};
+    /// use serde_json::json;
+    ///
+    /// let target = HttpTarget::new("http://127.0.0.1:3001/mcp").header("Authorization", "Bearer t");
+    /// let client = Client::connect_http(target, ClientOptions::default())?;
+    /// client.connect().await?;
+    /// let tools = client.list_tools().await?;
+    /// match client.call_tool("echo", json!({"message": "hi"})).await {
+    ///     Err(ClientError::SessionExpired { .. }) => drop(client.connect().await?),
+    ///     other => println!("{other:?}"),
+    /// }
+    /// client.close().await;
+    /// # Ok(()) }
+    /// ```
     pub fn connect_http(
         target: impl Into<HttpTarget>,
         options: ClientOptions,
