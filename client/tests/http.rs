@@ -346,6 +346,38 @@ async fn modern_requests_mirror_their_headers_and_carry_no_session() {
 }
 
 #[tokio::test]
+async fn a_400_with_a_modern_error_is_modern_with_no_fallback() {
+    let mut server = Fixture::serve(|seen: Seen| async move {
+        let error = json!({"code": -32022, "message": "Unsupported protocol version", "data": {"supported": ["2027-01-01"]}});
+        match seen.rpc() {
+            "server/discover" => status_json(
+                400,
+                json!({"jsonrpc": "2.0", "id": seen.id(), "error": error}),
+            ),
+            _ => status(500),
+        }
+    })
+    .await;
+    let client = Client::connect_http(server.url.as_str(), quick_options()).unwrap();
+    match within("connect", client.connect()).await {
+        Err(ClientError::UnsupportedModernVersion {
+            requested,
+            supported,
+            ..
+        }) => {
+            assert_eq!(requested, "2026-07-28");
+            assert_eq!(supported, vec!["2027-01-01".to_owned()]);
+        }
+        other => panic!("expected UnsupportedModernVersion, got {other:?}"),
+    }
+    server.expect("server/discover").await;
+    // No initialize followed.
+    assert!(server.drain().is_empty());
+    assert_eq!(client.state(), State::New);
+    within("close", client.close()).await;
+}
+
+#[tokio::test]
 async fn a_timeout_posts_notifications_cancelled_for_that_request() {
     let mut server = Fixture::serve(|seen: Seen| async move {
         match seen.rpc() {
