@@ -34,6 +34,7 @@ mod select;
 mod session;
 mod startup;
 mod target;
+mod transport;
 
 pub use crate::check::{CheckInfo, Level, Session};
 pub use crate::checks::builtin;
