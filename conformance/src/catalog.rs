@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::check::{CheckInfo, Level, Outcome, Session};
+use crate::check::{CheckInfo, Level, Outcome, Session, Transport};
 use crate::scenario::Scenario;
 use crate::session::Ctx;
 
@@ -71,6 +71,7 @@ impl Check {
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),
+                transport: Transport::Any,
             },
             body: Body::Code(f),
         }
@@ -92,6 +93,7 @@ impl Check {
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),
+                transport: s.transport(),
             },
             body: Body::Scenario(Arc::new(s)),
         }
@@ -135,6 +137,12 @@ impl Check {
     /// Its level in the `echo` profile (what our server's docs (docs/server.md) promise).
     pub(crate) fn echo_level(mut self, level: Level) -> Check {
         self.info.echo_level = Some(level);
+        self
+    }
+
+    /// Only on this transport.
+    pub(crate) fn transport(mut self, transport: Transport) -> Check {
+        self.info.transport = transport;
         self
     }
 

@@ -249,6 +249,11 @@ async fn run_checks(
 /// start-up's replies could not be read (every check but the ones that judge the start-up is
 /// then blocked, none skipped: the eras are unknown).
 fn decided_before_running(env: &Env, config: &RunConfig, check: &Check) -> Option<CheckResult> {
+    let http = env.spawner.target.http.is_some();
+    if let Some(why) = check.info.transport.not_applicable(http) {
+        let outcome = Outcome::NotApplicable(why.to_owned());
+        return Some(decided(check, config, outcome, None));
+    }
     let Some((kind, why)) = &env.era.blocked else {
         return not_applicable(check, &env.era)
             .map(|reason| decided(check, config, Outcome::Skip(reason), None));

@@ -178,6 +178,7 @@ fn target(report: &TargetReport) -> Value {
             "skip": c.skip,
             "expectedFail": c.expected_fail,
             "blocked": c.blocked,
+            "notApplicable": c.not_applicable,
         },
         "failed": target_failed(report),
         "staleExpectedFailures": report.stale_expected_failures,
@@ -193,7 +194,8 @@ fn check(r: &CheckResult) -> Value {
         Outcome::Pass(text)
         | Outcome::Observed(text)
         | Outcome::Skip(text)
-        | Outcome::Blocked(text) => (None, None, Some(text)),
+        | Outcome::Blocked(text)
+        | Outcome::NotApplicable(text) => (None, None, Some(text)),
     };
     let transcript: Vec<Value> = r
         .transcript

@@ -40,6 +40,7 @@ pub struct Counts {
     pub skip: usize,
     pub expected_fail: usize,
     pub blocked: usize,
+    pub not_applicable: usize,
 }
 
 impl Counts {
@@ -54,6 +55,7 @@ impl Counts {
                 Status::Info => c.info += 1,
                 Status::Skip => c.skip += 1,
                 Status::Blocked => c.blocked += 1,
+                Status::NotApplicable => c.not_applicable += 1,
             }
         }
         c
@@ -67,6 +69,7 @@ impl Counts {
             + self.skip
             + self.expected_fail
             + self.blocked
+            + self.not_applicable
     }
 }
 
