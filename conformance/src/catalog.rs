@@ -48,8 +48,15 @@ impl Check {
             (_, Session::Legacy) => true,
             (_, Session::Modern | Session::Startup) => false,
             (Body::Scenario(s), Session::Own) => s.handshake,
-            (Body::Code(_), Session::Own) => !matches!(self.info.area(), "era" | "modern"),
+            (Body::Code(_), Session::Own) => {
+                !matches!(self.info.area(), "era" | "modern") && !self.is_modern()
+            }
         }
+    }
+
+    /// Is it about the 2026-07-28 era (`modern.*`, `http.modern-*`)?
+    pub fn is_modern(&self) -> bool {
+        self.info.area() == "modern" || self.info.id.starts_with("http.modern-")
     }
 }
 

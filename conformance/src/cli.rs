@@ -267,10 +267,7 @@ async fn run(cli: Cli) -> u8 {
             url: url.clone(),
             headers: cli.headers.clone(),
         };
-        let command = cli
-            .command
-            .split_first()
-            .map(|(p, a)| (p.as_str(), a));
+        let command = cli.command.split_first().map(|(p, a)| (p.as_str(), a));
         vec![Target::from_url(endpoint, command).with(&cli.env, cli.cwd.as_deref())]
     } else if let Some(config) = &cli.config {
         if !cli.command.is_empty() {

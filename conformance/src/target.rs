@@ -88,7 +88,9 @@ impl Target {
 
     pub fn display(&self) -> String {
         match &self.http {
-            Some(e) if self.launches() => format!("{} (started: {})", e.url, self.command.display()),
+            Some(e) if self.launches() => {
+                format!("{} (started: {})", e.url, self.command.display())
+            }
             Some(e) => e.url.clone(),
             None => self.command.display(),
         }

@@ -3,6 +3,7 @@
 
 mod cancellation;
 mod framing;
+mod http;
 mod jsonrpc;
 mod lifecycle;
 mod modern;
@@ -30,6 +31,7 @@ pub fn builtin() -> Result<Vec<Check>, String> {
         }
     }));
     checks.extend(cancellation::checks());
+    checks.extend(http::checks());
     checks.extend(modern::checks());
     checks
         .extend(from_scenarios(BUILTIN_SCENARIOS).map_err(|e| format!("built-in scenarios: {e}"))?);

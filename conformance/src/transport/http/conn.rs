@@ -157,7 +157,9 @@ impl HttpConn {
         if let Some(session) = &learned.session {
             set(SESSION_ID, session);
         }
-        let method = message.and_then(|m| m.get("method")).and_then(Value::as_str);
+        let method = message
+            .and_then(|m| m.get("method"))
+            .and_then(Value::as_str);
         let params = message.and_then(|m| m.get("params"));
         let modern = params
             .and_then(|p| p.pointer(&format!("/_meta/{}", META_VERSION.replace('/', "~1"))))
@@ -222,7 +224,11 @@ impl HttpConn {
         let work = async move {
             match request.send().await {
                 Ok(resp) => deliver(resp, &delivery).await,
-                Err(e) => delivery.not_a_message(format!("the POST failed: {e}")).await,
+                Err(e) => {
+                    delivery
+                        .not_a_message(format!("the POST failed: {e}"))
+                        .await
+                }
             }
         };
         if is_request {

@@ -45,8 +45,10 @@ impl Delivery {
         let parsed = serde_json::from_slice::<Value>(bytes);
         match parsed {
             Ok(mut v) if v.is_object() || v.is_array() => {
-                self.log
-                    .record(Direction::Receive, String::from_utf8_lossy(bytes).into_owned());
+                self.log.record(
+                    Direction::Receive,
+                    String::from_utf8_lossy(bytes).into_owned(),
+                );
                 self.learn(&v);
                 let idless = v.get("error").is_some() && v.get("id").is_none_or(Value::is_null);
                 let frame = match (&self.request_id, status) {
@@ -67,8 +69,11 @@ impl Delivery {
             }
             _ => {
                 let text = String::from_utf8_lossy(bytes);
-                self.not_a_message(format!("{what} is not one JSON-RPC message: {}", cut(&text, 200)))
-                    .await;
+                self.not_a_message(format!(
+                    "{what} is not one JSON-RPC message: {}",
+                    cut(&text, 200)
+                ))
+                .await;
             }
         }
     }
@@ -114,12 +119,14 @@ pub(super) async fn deliver(resp: reqwest::Response, d: &Delivery) {
             let chunk = match chunk {
                 Ok(c) => c,
                 Err(e) => {
-                    d.not_a_message(format!("reading the SSE stream failed: {e}")).await;
+                    d.not_a_message(format!("reading the SSE stream failed: {e}"))
+                        .await;
                     return;
                 }
             };
             if let Err(e) = reader.feed(&chunk, &mut events) {
-                d.not_a_message(format!("the SSE stream is unreadable: {e}")).await;
+                d.not_a_message(format!("the SSE stream is unreadable: {e}"))
+                    .await;
                 return;
             }
             for event in events.drain(..) {

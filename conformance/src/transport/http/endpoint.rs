@@ -60,7 +60,9 @@ pub fn parse_header(kv: &str) -> Result<(String, String), String> {
         return Err(format!("--header: {k:?} is not a valid header name"));
     }
     if HeaderValue::from_str(v).is_err() {
-        return Err(format!("--header: the value of {k} is not a valid header value"));
+        return Err(format!(
+            "--header: the value of {k} is not a valid header value"
+        ));
     }
     Ok((k.to_owned(), v.to_owned()))
 }

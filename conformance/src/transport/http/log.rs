@@ -69,6 +69,10 @@ impl Log {
 
     pub fn since(&self, mark: usize) -> Vec<TranscriptEntry> {
         let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        inner.entries.get(mark..).map(<[_]>::to_vec).unwrap_or_default()
+        inner
+            .entries
+            .get(mark..)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
     }
 }

@@ -13,3 +13,4 @@ pub mod server;
 
 pub use conn::{client_for, HttpConn, ACCEPT_BOTH};
 pub use endpoint::{parse_header, Endpoint};
+pub use log::Log;

@@ -36,6 +36,8 @@ pub struct Reply {
     pub body: Body,
     /// The body ended (an SSE stream closed) before the deadline.
     pub ended: bool,
+    /// Bytes of body read.
+    pub len: usize,
     /// What could not be read: an SSE error, an event cut at the end, a read error.
     pub problem: Option<String>,
 }
@@ -105,6 +107,20 @@ pub fn answers(v: &Value, id: &Value) -> bool {
     v.get("method").is_none() && v.get("id") == Some(id)
 }
 
+/// The status and headers of `resp`, its body left unread (a GET's stream).
+pub fn head(resp: reqwest::Response) -> Reply {
+    let headers = resp.headers().clone();
+    Reply {
+        status: resp.status().as_u16(),
+        media: media_type(&headers),
+        headers,
+        body: Body::Empty,
+        ended: false,
+        len: 0,
+        problem: None,
+    }
+}
+
 /// Reads `resp` until it ends, `deadline` passes, or (an event stream) `linger` after the
 /// event that answers `id`: how long a stream that should end after its response is given.
 pub async fn read(
@@ -124,6 +140,7 @@ pub async fn read(
         media,
         body: Body::Empty,
         ended: false,
+        len: 0,
         problem: None,
     };
     let mut stream = resp.bytes_stream();
@@ -149,6 +166,7 @@ pub async fn read(
             }
             Ok(Some(Ok(chunk))) => chunk,
         };
+        reply.len += chunk.len();
         if sse {
             let before = events.len();
             if let Err(e) = reader.feed(&chunk, &mut events) {
@@ -156,9 +174,9 @@ pub async fn read(
                 break;
             }
             let answered = id.is_some_and(|id| {
-                events[before..].iter().any(|e| {
-                    serde_json::from_str::<Value>(&e.data).is_ok_and(|v| answers(&v, id))
-                })
+                events[before..]
+                    .iter()
+                    .any(|e| serde_json::from_str::<Value>(&e.data).is_ok_and(|v| answers(&v, id)))
             });
             if answered {
                 deadline = deadline.min(tokio::time::Instant::now() + linger);

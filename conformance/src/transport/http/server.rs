@@ -59,7 +59,10 @@ pub async fn start(
     let mut server = ServerProcess { child, stderr };
     let started = Instant::now();
     loop {
-        if tokio::net::TcpStream::connect((host.as_str(), port)).await.is_ok() {
+        if tokio::net::TcpStream::connect((host.as_str(), port))
+            .await
+            .is_ok()
+        {
             return Ok(server);
         }
         if let Ok(Some(status)) = server.child.try_wait() {
