@@ -1,0 +1,147 @@
+//! The harness over Streamable HTTP: against an in-process fixture server, correct or with one
+//! injected defect (each test asserts that exactly the `http.*` check named for it fails, with
+//! its verdict), and against the real `server-everything` in `streamableHttp` mode when the
+//! interop suite's node_modules are installed.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+mod http_fixture;
+
+use common::{check, describe, status, with_status};
+use http_fixture::{start, Bug};
+use serde_json::Value;
+
+/// The `http.*` checks against the fixture (`bug` injected), JSON report.
+fn run_http(bug: Option<Bug>, extra: &[&str]) -> (common::Run, Value) {
+    let url = start(bug);
+    let mut options = vec!["--url", url.as_str(), "--only", "http"];
+    options.extend_from_slice(extra);
+    check(&options, &[])
+}
+
+/// The http.* checks that are neither PASS nor INFO nor the expected SKIP.
+fn not_passing(report: &Value) -> Vec<String> {
+    common::checks(report, 0)
+        .iter()
+        .filter(|c| !matches!(c["status"].as_str(), Some("PASS" | "INFO")))
+        .filter(|c| c["id"] != "http.modern-get-delete-405")
+        .map(|c| format!("{} {}", c["id"], c["status"]))
+        .collect()
+}
+
+#[test]
+fn a_correct_server_passes_every_http_check() {
+    let (run, report) = run_http(None, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", describe(&report), run.stderr);
+    assert!(not_passing(&report).is_empty(), "{}", describe(&report));
+    assert_eq!(
+        report["targets"][0]["eras"],
+        serde_json::json!(["legacy", "modern"])
+    );
+    // A dual-era server: GET and DELETE keep their legacy meaning.
+    assert_eq!(status(&report, "http.modern-get-delete-405"), "SKIP");
+    assert_eq!(status(&report, "http.origin-forbidden"), "PASS");
+    assert_eq!(status(&report, "http.session-delete"), "PASS");
+}
+
+/// Each defect fails exactly its check, with the verdict its level gives (generic profile).
+fn assert_only(bug: Bug, id: &str, verdict: &str) {
+    assert_only_skipping(bug, id, verdict, &[]);
+}
+
+/// As [`assert_only`]; the checks in `skipped` are SKIPs (they judge what the defect hides).
+fn assert_only_skipping(bug: Bug, id: &str, verdict: &str, skipped: &[&str]) {
+    let (run, report) = run_http(Some(bug), &[]);
+    assert_eq!(
+        status(&report, id),
+        verdict,
+        "{bug:?}: {}",
+        describe(&report)
+    );
+    for s in skipped {
+        assert_eq!(status(&report, s), "SKIP", "{bug:?}: {}", describe(&report));
+    }
+    let others: Vec<String> = not_passing(&report)
+        .into_iter()
+        .filter(|c| !c.starts_with(&format!("\"{id}\"")))
+        .filter(|c| !skipped.iter().any(|s| c.starts_with(&format!("\"{s}\""))))
+        .collect();
+    assert!(
+        others.is_empty(),
+        "{bug:?} also broke {others:?}: {}",
+        describe(&report)
+    );
+    let code = if verdict == "FAIL" { 1 } else { 0 };
+    assert_eq!(run.code, code, "{bug:?}: {}", run.stderr);
+}
+
+#[test]
+fn notification_answered_200_fails_notification_202() {
+    assert_only(Bug::Notification200, "http.notification-202", "FAIL");
+}
+
+#[test]
+fn session_not_required_warns() {
+    assert_only(Bug::SessionNotRequired, "http.session-required", "WARN");
+}
+
+#[test]
+fn session_id_with_a_space_fails() {
+    assert_only(
+        Bug::SessionIdNotAscii,
+        "http.session-id-visible-ascii",
+        "FAIL",
+    );
+}
+
+#[test]
+fn two_messages_in_one_sse_event_warn() {
+    assert_only_skipping(
+        Bug::SseTwoInOne,
+        "http.sse-response",
+        "WARN",
+        &["http.sse-ends"],
+    );
+}
+
+#[test]
+fn sse_event_without_data_warns() {
+    assert_only_skipping(
+        Bug::SseNoData,
+        "http.sse-response",
+        "WARN",
+        &["http.sse-ends"],
+    );
+}
+
+#[test]
+fn no_origin_check_fails() {
+    assert_only(Bug::NoOriginCheck, "http.origin-forbidden", "FAIL");
+}
+
+#[test]
+fn mirrored_header_mismatch_accepted_fails() {
+    assert_only(
+        Bug::MirrorMismatchAccepted,
+        "http.modern-header-mismatch",
+        "FAIL",
+    );
+}
+
+#[test]
+fn ended_session_served_fails() {
+    assert_only(Bug::EndedSessionServed, "http.session-delete", "FAIL");
+}
+
+#[test]
+fn stdio_only_checks_are_not_applicable_over_http_and_http_checks_over_stdio() {
+    let url = start(None);
+    let (run, report) = check(&["--url", url.as_str(), "--only", "framing"], &[]);
+    assert_eq!(run.code, 0, "{}", describe(&report));
+    let na = with_status(&report, "N/A");
+    assert!(na.contains(&"framing.byte-at-a-time"), "{na:?}");
+    assert_eq!(status(&report, "framing.utf8"), "PASS");
+    assert!(report["targets"][0]["summary"]["notApplicable"].as_u64() > Some(5));
+    let (_, report) = check(&["--only", "http.origin-forbidden"], &[]);
+    assert_eq!(status(&report, "http.origin-forbidden"), "N/A");
+}
