@@ -36,7 +36,7 @@ mod startup;
 mod target;
 mod transport;
 
-pub use crate::check::{CheckInfo, Level, Session};
+pub use crate::check::{CheckInfo, Level, Session, Transport};
 pub use crate::checks::builtin;
 
 use mcp_protocol::mcp::ProtocolVersion;

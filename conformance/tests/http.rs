@@ -145,3 +145,133 @@ fn stdio_only_checks_are_not_applicable_over_http_and_http_checks_over_stdio() {
     let (_, report) = check(&["--only", "http.origin-forbidden"], &[]);
     assert_eq!(status(&report, "http.origin-forbidden"), "N/A");
 }
+
+/// `server-everything`'s entry point: under the interop suite's node_modules (this checkout's,
+/// or `MCP_INTEROP_NODE_MODULES`), if installed, and node on PATH.
+fn server_everything() -> Option<std::path::PathBuf> {
+    let modules = std::env::var_os("MCP_INTEROP_NODE_MODULES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            common::workspace_root()
+                .join("interop")
+                .join("node_modules")
+        });
+    let js = modules.join("@modelcontextprotocol/server-everything/dist/index.js");
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    (js.is_file() && node).then_some(js)
+}
+
+/// The real TypeScript SDK server over Streamable HTTP, started by the harness (`--url URL --
+/// node …`): the transport-independent checks run unchanged, and the verdicts recorded in
+/// docs/interop.md hold (it checks no Origin, and a session it ended gets 400, not 404).
+#[test]
+fn server_everything_over_streamable_http() {
+    let Some(js) = server_everything() else {
+        eprintln!("skipped: server-everything (interop/node_modules) or node not installed");
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let env = format!("PORT={port}");
+    let target = vec![
+        "node".to_owned(),
+        js.display().to_string(),
+        "streamableHttp".to_owned(),
+    ];
+    let (run, report) = check(&["--url", &url, "--env", &env], &target);
+    assert_eq!(
+        report["targets"][0]["startError"],
+        Value::Null,
+        "{}",
+        run.stderr
+    );
+    assert_eq!(report["targets"][0]["eras"], serde_json::json!(["legacy"]));
+    for id in [
+        "lifecycle.initialize-result",
+        "lifecycle.ping",
+        "jsonrpc.unknown-method",
+        "jsonrpc.ids-echoed",
+        "jsonrpc.concurrent-requests",
+        "tools.list-shape",
+        "http.notification-202",
+        "http.request-content-type",
+        "http.sse-response",
+        "http.get-stream",
+        "http.protocol-version-invalid",
+    ] {
+        assert_eq!(status(&report, id), "PASS", "{id}: {}", describe(&report));
+    }
+    assert_eq!(status(&report, "http.origin-forbidden"), "FAIL");
+    assert_eq!(status(&report, "http.session-delete"), "FAIL");
+    assert_eq!(status(&report, "framing.byte-at-a-time"), "N/A");
+    assert_eq!(run.code, 1);
+}
+
+/// `--header` and a config file's `headers` are sent but never shown: not in the text or
+/// JSON report, the JUnit file or the transcripts.
+#[test]
+fn header_values_never_appear_in_reports() {
+    const SECRET: &str = "s3cret-token-value";
+    let url = start(None);
+    let dir = common::TempDir::new("http-headers");
+    let junit = dir.path().join("junit.xml");
+    let transcripts = dir.path().join("transcripts");
+    let header = format!("Authorization: Bearer {SECRET}");
+    let (run, report) = check(
+        &[
+            "--url",
+            &url,
+            "--header",
+            &header,
+            "--only",
+            "http.notification-202",
+            "--only",
+            "lifecycle.ping",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--transcript",
+            transcripts.to_str().unwrap(),
+            "--verbose",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", describe(&report));
+    assert!(!run.stdout.contains(SECRET) && !run.stderr.contains(SECRET));
+    assert!(
+        run.stdout.contains("authorization: <redacted>")
+            || run.stdout.contains("Authorization: <redacted>")
+    );
+    assert!(!std::fs::read_to_string(&junit).unwrap().contains(SECRET));
+    for target in std::fs::read_dir(&transcripts).unwrap() {
+        for file in std::fs::read_dir(target.unwrap().path()).unwrap() {
+            let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+            assert!(!text.contains(SECRET), "{text}");
+        }
+    }
+
+    let config = serde_json::json!({"mcpServers": {
+        "remote": {"type": "http", "url": url, "headers": {"Authorization": format!("Bearer {SECRET}")}}
+    }});
+    let path = dir.write("mcp.json", &config.to_string());
+    let (run, report) = check(
+        &[
+            "--config",
+            path.to_str().unwrap(),
+            "--only",
+            "http.notification-202",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", describe(&report));
+    assert_eq!(report["targets"][0]["name"], "remote");
+    assert_eq!(report["targets"][0]["framing"], "http");
+    assert_eq!(status(&report, "http.notification-202"), "PASS");
+    assert!(!run.stdout.contains(SECRET));
+}

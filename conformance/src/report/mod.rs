@@ -249,6 +249,7 @@ pub(crate) mod tests {
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),
+                transport: crate::check::Transport::Any,
             },
             status,
             outcome,
@@ -388,6 +389,7 @@ pub(crate) mod tests {
                 skip: 1,
                 expected_fail: 1,
                 blocked: 0,
+                not_applicable: 0,
             }
         );
         assert_eq!(c.total(), 7);
