@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::deliver::{deliver, Delivery};
+use super::deliver::{deliver, Delivery, Learned};
 use super::endpoint::Endpoint;
 use super::log::Log;
 
@@ -45,17 +45,6 @@ pub fn client_for(endpoint: &Endpoint, wait: Duration) -> Result<reqwest::Client
     builder
         .build()
         .map_err(|e| format!("cannot make an HTTP client: {e}"))
-}
-
-/// What the replies taught the connection.
-#[derive(Debug, Default)]
-pub(super) struct Learned {
-    /// `Mcp-Session-Id` from the reply to `initialize`.
-    pub session: Option<String>,
-    /// The version `initialize` negotiated.
-    pub version: Option<String>,
-    /// Ids of `initialize` requests sent.
-    pub initialize_ids: Vec<Value>,
 }
 
 /// One logical client of the server (a session, once `initialize` made one).

@@ -14,9 +14,19 @@ use mcp_protocol::FrameError;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::conn::Learned;
 use super::log::Log;
 use super::reply::{cut, media_type};
+
+/// What the replies taught the connection.
+#[derive(Debug, Default)]
+pub(super) struct Learned {
+    /// `Mcp-Session-Id` from the reply to `initialize`.
+    pub session: Option<String>,
+    /// The version `initialize` negotiated.
+    pub version: Option<String>,
+    /// Ids of `initialize` requests sent.
+    pub initialize_ids: Vec<Value>,
+}
 
 /// Where one POST's replies go.
 #[derive(Debug, Clone)]
