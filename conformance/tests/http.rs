@@ -275,3 +275,39 @@ fn header_values_never_appear_in_reports() {
     assert_eq!(status(&report, "http.notification-202"), "PASS");
     assert!(!run.stdout.contains(SECRET));
 }
+
+/// The whole suite over HTTP against the fixture: the transport-independent checks run through
+/// the HTTP probe with nothing blocked, and the stdio-only ones are N/A.
+#[test]
+fn the_whole_suite_runs_over_http() {
+    let url = start(None);
+    let (run, report) = check(&["--url", url.as_str()], &[]);
+    assert_eq!(
+        report["targets"][0]["startError"],
+        Value::Null,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        with_status(&report, "BLOCKED").is_empty(),
+        "{}",
+        describe(&report)
+    );
+    for id in [
+        "lifecycle.initialize-result",
+        "lifecycle.initialized-no-reply",
+        "lifecycle.ping",
+        "jsonrpc.unknown-method",
+        "jsonrpc.ids-echoed",
+        "jsonrpc.unknown-notification",
+        "jsonrpc.concurrent-requests",
+        "tools.list-shape",
+        "tools.call-result-shape",
+        "cancellation.unknown-request",
+        "modern.result-type",
+    ] {
+        assert_eq!(status(&report, id), "PASS", "{id}: {}", describe(&report));
+    }
+    assert_eq!(status(&report, "framing.sigterm-exit"), "N/A");
+    eprintln!("{}", describe(&report));
+}
