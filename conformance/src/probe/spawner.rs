@@ -73,7 +73,10 @@ impl Spawner {
         Ok(Probe {
             conn,
             spawned,
-            label: label.into(),
+            label: match &self.target.http {
+                Some(_) => format!("{} (HTTP client)", label.into()),
+                None => label.into(),
+            },
             framing: self.config.framing,
             next_id: 1,
             wait: self.config.wait,

@@ -142,10 +142,16 @@ pub fn starts_text(report: &TargetReport) -> Option<String> {
     if starts.count == 0 {
         return None;
     }
+    // Over HTTP a probe is a client of the one server, not a process of its own.
+    let (one, many) = if report.framing == "http" {
+        ("HTTP client", "HTTP clients")
+    } else {
+        ("server start", "server starts")
+    };
     let mut text = format!(
-        "{} server {}",
+        "{} {}",
         starts.count,
-        if starts.count == 1 { "start" } else { "starts" }
+        if starts.count == 1 { one } else { many }
     );
     match starts.first_median_slowest() {
         Some((first, median, slowest)) => text.push_str(&format!(
