@@ -49,9 +49,16 @@ impl Check {
             (_, Session::Modern | Session::Startup) => false,
             (Body::Scenario(s), Session::Own) => s.handshake,
             (Body::Code(_), Session::Own) => {
-                !matches!(self.info.area(), "era" | "modern") && !self.is_modern()
+                !matches!(self.info.area(), "era" | "modern")
+                    && !self.is_modern()
+                    && !self.either_era()
             }
         }
+    }
+
+    /// Does it run against a server of either era (it picks the era's requests itself)?
+    pub fn either_era(&self) -> bool {
+        self.info.id == "http.origin-forbidden"
     }
 
     /// Is it about the 2026-07-28 era (`modern.*`, `http.modern-*`)?

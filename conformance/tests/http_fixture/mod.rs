@@ -43,17 +43,29 @@ const MODERN: &str = "2026-07-28";
 #[derive(Debug)]
 struct Fixture {
     bug: Option<Bug>,
+    /// Only 2026-07-28: no initialize, GET and DELETE get 405.
+    modern_only: bool,
     sessions: Mutex<HashSet<String>>,
     next: Mutex<u64>,
 }
 
-/// Starts the fixture; returns its MCP endpoint URL.
+/// Starts the fixture (both eras); returns its MCP endpoint URL.
 pub fn start(bug: Option<Bug>) -> String {
+    start_with(bug, false)
+}
+
+/// Starts a fixture that speaks only 2026-07-28.
+pub fn start_modern_only() -> String {
+    start_with(None, true)
+}
+
+fn start_with(bug: Option<Bug>, modern_only: bool) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let addr: SocketAddr = listener.local_addr().unwrap();
     let state = Arc::new(Fixture {
         bug,
+        modern_only,
         sessions: Mutex::default(),
         next: Mutex::new(1),
     });
@@ -179,6 +191,9 @@ async fn handle(
         }
     }
     let session = header(&headers, "mcp-session-id").map(str::to_owned);
+    if f.modern_only && method != Method::POST {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
     match method {
         Method::GET => return StatusCode::METHOD_NOT_ALLOWED.into_response(),
         Method::DELETE => {
@@ -214,6 +229,14 @@ async fn handle(
         .and_then(Value::as_str);
     if let (Some(version), Some(id)) = (meta_version, &id) {
         return modern(&f, &headers, id, &name, &params, version);
+    }
+    if f.modern_only {
+        return error(
+            StatusCode::BAD_REQUEST,
+            id.as_ref(),
+            -32601,
+            "only 2026-07-28 is spoken",
+        );
     }
     if let Some(v) = header(&headers, "mcp-protocol-version") {
         if !VERSIONS.contains(&v) {

@@ -14,7 +14,7 @@ use crate::session::Ctx;
 use crate::transport::http::reply::Reply;
 
 /// A 2026-07-28 POST of `message` with all its mirrored headers right.
-fn modern_post(message: &Value, name: Option<&str>) -> Ask {
+pub fn modern_post(message: &Value, name: Option<&str>) -> Ask {
     let method = message["method"].as_str().unwrap_or_default().to_owned();
     let ask = Ask::post(message)
         .header(PROTOCOL_VERSION, Some(VERSION))
