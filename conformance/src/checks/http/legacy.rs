@@ -5,7 +5,7 @@ use mcp_protocol::http::{EVENT_STREAM, PROTOCOL_VERSION, SESSION_ID};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::wire::{Ask, Wire};
+use super::wire::{modern_post, seen, Ask, Wire};
 use crate::check::Outcome;
 use crate::checks::step;
 use crate::session::Ctx;
@@ -15,16 +15,6 @@ use crate::transport::http::reply::Reply;
 pub const EVIL_ORIGIN: &str = "http://evil.example";
 /// A session id no server issued.
 const UNKNOWN_SESSION: &str = "mcp-conformance-unknown-session";
-
-/// `HTTP 400 application/json: {…}`, for a report.
-pub fn seen(reply: &Reply) -> String {
-    let text = reply.text();
-    if text.is_empty() {
-        format!("{} (no body)", reply.status_line())
-    } else {
-        format!("{}: {text}", reply.status_line())
-    }
-}
 
 fn ok(reply: &Reply) -> bool {
     (200..300).contains(&reply.status)
@@ -240,7 +230,7 @@ pub async fn origin_forbidden(ctx: &Ctx) -> Outcome {
         Ask::post(&init)
     } else {
         let discover = w.modern_request(mcp_protocol::mcp::modern::DISCOVER, None);
-        super::modern::modern_post(&discover, None)
+        modern_post(&discover, None)
     };
     let ask = ask.header("origin", Some(EVIL_ORIGIN));
     let reply = step!(w.send(ask).await, "an HTTP response");

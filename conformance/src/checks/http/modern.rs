@@ -1,29 +1,16 @@
 //! 2026-07-28 Streamable HTTP: no GET or DELETE, and the mirrored headers validated against
 //! the body (HeaderMismatch, -32020).
 
-use mcp_protocol::http::{HEADER_MISMATCH, METHOD, NAME, PROTOCOL_VERSION};
-use mcp_protocol::mcp::modern::{DISCOVER, VERSION};
+use mcp_protocol::http::{HEADER_MISMATCH, METHOD};
+use mcp_protocol::mcp::modern::DISCOVER;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::legacy::seen;
-use super::wire::{Ask, Wire};
+use super::wire::{modern_post, seen, Ask, Wire};
 use crate::check::Outcome;
 use crate::checks::step;
 use crate::session::Ctx;
 use crate::transport::http::reply::Reply;
-
-/// A 2026-07-28 POST of `message` with all its mirrored headers right.
-pub fn modern_post(message: &Value, name: Option<&str>) -> Ask {
-    let method = message["method"].as_str().unwrap_or_default().to_owned();
-    let ask = Ask::post(message)
-        .header(PROTOCOL_VERSION, Some(VERSION))
-        .header(METHOD, Some(&method));
-    match name {
-        Some(n) => ask.header(NAME, Some(n)),
-        None => ask,
-    }
-}
 
 /// Is `reply` the rejection the text asks for: 400 with a -32020 JSON-RPC error?
 fn rejected(reply: &Reply) -> bool {

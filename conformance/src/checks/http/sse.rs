@@ -1,8 +1,7 @@
 //! SSE replies to a POSTed request: each event's data is one JSON-RPC message, the response is
 //! among them, and the stream ends after it.
 
-use super::legacy::seen;
-use super::wire::Wire;
+use super::wire::{seen, Wire};
 use crate::check::Outcome;
 use crate::checks::step;
 use crate::session::Ctx;

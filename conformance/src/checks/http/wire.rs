@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_client::raw::Direction;
-use mcp_protocol::http::{EVENT_STREAM, JSON, PROTOCOL_VERSION, SESSION_ID};
+use mcp_protocol::http::{EVENT_STREAM, JSON, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
+use mcp_protocol::mcp::modern::VERSION;
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -262,5 +263,27 @@ impl Wire {
         self.version = Some(version.to_owned());
         self.session = reply.header(SESSION_ID).map(str::to_owned);
         Ok(reply)
+    }
+}
+
+/// `HTTP 400 application/json: {…}`, for a report.
+pub fn seen(reply: &Reply) -> String {
+    let text = reply.text();
+    if text.is_empty() {
+        format!("{} (no body)", reply.status_line())
+    } else {
+        format!("{}: {text}", reply.status_line())
+    }
+}
+
+/// A 2026-07-28 POST of `message` with all its mirrored headers right.
+pub fn modern_post(message: &Value, name: Option<&str>) -> Ask {
+    let method = message["method"].as_str().unwrap_or_default().to_owned();
+    let ask = Ask::post(message)
+        .header(PROTOCOL_VERSION, Some(VERSION))
+        .header(METHOD, Some(&method));
+    match name {
+        Some(n) => ask.header(NAME, Some(n)),
+        None => ask,
     }
 }
