@@ -268,6 +268,9 @@ async fn run(cli: Cli) -> u8 {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return usage(format!("--url {url:?} is not an http:// or https:// URL"));
         }
+        if matches!(cli.framing, FramingArg::ContentLength) {
+            return usage("--framing is for stdio servers; over --url each message is a POST");
+        }
         let endpoint = Endpoint {
             url: url.clone(),
             headers: cli.headers.clone(),

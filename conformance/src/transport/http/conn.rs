@@ -23,6 +23,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::deliver::{deliver, Delivery, Learned};
+use super::encode::header_value;
 use super::endpoint::Endpoint;
 use super::log::Log;
 
@@ -158,7 +159,7 @@ impl HttpConn {
             if let Some(method) = method {
                 set(METHOD, method);
                 if let Some(Some(name)) = mirrored_name(method, params) {
-                    set(NAME, name);
+                    set(NAME, &header_value(name));
                 }
             }
         } else if let (Some(version), false) = (&learned.version, method == Some("initialize")) {

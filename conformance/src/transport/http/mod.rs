@@ -6,6 +6,7 @@
 
 mod conn;
 mod deliver;
+mod encode;
 mod endpoint;
 mod log;
 pub mod reply;
