@@ -160,8 +160,23 @@ fn stdio_only_checks_are_not_applicable_over_http_and_http_checks_over_stdio() {
     assert!(na.contains(&"framing.byte-at-a-time"), "{na:?}");
     assert_eq!(status(&report, "framing.utf8"), "PASS");
     assert!(report["targets"][0]["summary"]["notApplicable"].as_u64() > Some(5));
-    let (_, report) = check(&["--only", "http.origin-forbidden"], &[]);
+    let dir = common::TempDir::new("http-na");
+    let junit = dir.path().join("junit.xml");
+    let (_, report) = check(
+        &[
+            "--only",
+            "http.origin-forbidden",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_eq!(status(&report, "http.origin-forbidden"), "N/A");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("NOT APPLICABLE: Streamable HTTP only"),
+        "{xml}"
+    );
 }
 
 /// `server-everything`'s entry point: under the interop suite's node_modules (this checkout's,
@@ -328,4 +343,52 @@ fn the_whole_suite_runs_over_http() {
     }
     assert_eq!(status(&report, "framing.sigterm-exit"), "N/A");
     eprintln!("{}", describe(&report));
+}
+
+/// The interop suite's Python (with the `mcp` 2.x SDK), if installed: this checkout's
+/// `interop/.venv`, or `MCP_INTEROP_PYTHON`.
+fn interop_python() -> Option<std::path::PathBuf> {
+    let python = std::env::var_os("MCP_INTEROP_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| common::workspace_root().join("interop/.venv/bin/python"));
+    let sdk2 = std::process::Command::new(&python)
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    sdk2.then_some(python)
+}
+
+/// The Python SDK's Streamable HTTP server (both eras): every http.* check passes.
+#[test]
+fn python_sdk_over_streamable_http() {
+    let Some(python) = interop_python() else {
+        eprintln!("skipped: the interop venv with the mcp 2.x SDK is not installed");
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_http_server.py");
+    let target = vec![
+        python.display().to_string(),
+        script.display().to_string(),
+        port.to_string(),
+    ];
+    let (run, report) = check(&["--url", &url, "--only", "http"], &target);
+    assert_eq!(
+        report["targets"][0]["startError"],
+        Value::Null,
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        report["targets"][0]["eras"],
+        serde_json::json!(["legacy", "modern"])
+    );
+    assert!(not_passing(&report).is_empty(), "{}", describe(&report));
+    assert_eq!(run.code, 0, "{}", describe(&report));
 }
