@@ -235,7 +235,9 @@ async fn run(cli: Cli) -> u8 {
             match c.info.transport {
                 crate::check::Transport::Any => {}
                 crate::check::Transport::Stdio => notes.push("stdio only".to_owned()),
-                crate::check::Transport::Http => notes.push("Streamable HTTP only".to_owned()),
+                crate::check::Transport::Http => {
+                    notes = vec!["HTTP requests of its own; Streamable HTTP only".to_owned()]
+                }
             }
             if c.info.ends_session {
                 notes.push("ends the session: runs last in it".to_owned());
