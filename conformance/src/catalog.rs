@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::check::{CheckInfo, Level, Outcome, Session};
+use crate::check::{CheckInfo, Level, Outcome, Session, Transport};
 use crate::scenario::Scenario;
 use crate::session::Ctx;
 
@@ -48,8 +48,22 @@ impl Check {
             (_, Session::Legacy) => true,
             (_, Session::Modern | Session::Startup) => false,
             (Body::Scenario(s), Session::Own) => s.handshake,
-            (Body::Code(_), Session::Own) => !matches!(self.info.area(), "era" | "modern"),
+            (Body::Code(_), Session::Own) => {
+                !matches!(self.info.area(), "era" | "modern")
+                    && !self.is_modern()
+                    && !self.either_era()
+            }
         }
+    }
+
+    /// Does it run against a server of either era (it picks the era's requests itself)?
+    pub fn either_era(&self) -> bool {
+        self.info.id == "http.origin-forbidden"
+    }
+
+    /// Is it about the 2026-07-28 era (`modern.*`, `http.modern-*`)?
+    pub fn is_modern(&self) -> bool {
+        self.info.area() == "modern" || self.info.id.starts_with("http.modern-")
     }
 }
 
@@ -71,6 +85,7 @@ impl Check {
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),
+                transport: Transport::Any,
             },
             body: Body::Code(f),
         }
@@ -92,6 +107,7 @@ impl Check {
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),
+                transport: s.transport(),
             },
             body: Body::Scenario(Arc::new(s)),
         }
@@ -135,6 +151,12 @@ impl Check {
     /// Its level in the `echo` profile (what our server's docs (docs/server.md) promise).
     pub(crate) fn echo_level(mut self, level: Level) -> Check {
         self.info.echo_level = Some(level);
+        self
+    }
+
+    /// Only on this transport.
+    pub(crate) fn transport(mut self, transport: Transport) -> Check {
+        self.info.transport = transport;
         self
     }
 

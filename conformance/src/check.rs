@@ -125,6 +125,39 @@ pub struct CheckInfo {
     /// checks that share it, which run together.
     #[serde(default)]
     pub shares: String,
+    /// The transports it applies to; on another it is NOT APPLICABLE.
+    #[serde(default)]
+    pub transport: Transport,
+}
+
+/// Which transports a check exists on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// Any: it is about messages, not how they travel.
+    #[default]
+    Any,
+    /// Only stdio: bytes on a pipe, stdin closing, signals, exit, stderr.
+    Stdio,
+    /// Only Streamable HTTP: statuses, headers, sessions, SSE.
+    Http,
+}
+
+impl Transport {
+    /// Why a check of this transport does not apply to a target reached over HTTP (`http`
+    /// true) or stdio, or `None` if it does.
+    pub fn not_applicable(self, http: bool) -> Option<&'static str> {
+        match (self, http) {
+            (Transport::Stdio, true) => Some(
+                "stdio only: over Streamable HTTP each message is its own POST, so there is no \
+                 byte stream, stdin, exit or stderr to judge",
+            ),
+            (Transport::Http, false) => {
+                Some("Streamable HTTP only: test an HTTP server with --url to run it")
+            }
+            _ => None,
+        }
+    }
 }
 
 impl CheckInfo {
@@ -163,6 +196,9 @@ pub enum Outcome {
     /// It could not be judged: a reply it waited for could not be read (the text says why);
     /// the check that owns the reason fails.
     Blocked(String),
+    /// It does not exist on the target's transport (byte framing, stdin and exit over HTTP;
+    /// the `http.*` checks over stdio); the text says why.
+    NotApplicable(String),
 }
 
 impl Outcome {
@@ -192,6 +228,10 @@ pub enum Status {
     /// Could not be judged: the replies it waited for could not be read, for a reason another
     /// check owns and fails ([`CheckResult::blocked_by`]). Never a failure of its own.
     Blocked,
+    /// Not applicable on the target's transport ([`CheckInfo::transport`]): shown and counted,
+    /// never run.
+    #[serde(rename = "N/A")]
+    NotApplicable,
 }
 
 impl fmt::Display for Status {
@@ -203,6 +243,7 @@ impl fmt::Display for Status {
             Status::Info => "INFO",
             Status::Skip => "SKIP",
             Status::Blocked => "BLOCKED",
+            Status::NotApplicable => "N/A",
         })
     }
 }
@@ -212,6 +253,7 @@ pub fn judge(level: Level, outcome: &Outcome, profile: Profile) -> Status {
     match (outcome, level) {
         (Outcome::Skip(_), _) => Status::Skip,
         (Outcome::Blocked(_), _) => Status::Blocked,
+        (Outcome::NotApplicable(_), _) => Status::NotApplicable,
         (_, Level::Info) | (Outcome::Observed(_), _) => Status::Info,
         (Outcome::Pass(_), _) => Status::Pass,
         (Outcome::Fail { .. }, Level::Must) => Status::Fail,

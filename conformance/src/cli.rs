@@ -13,6 +13,8 @@ use crate::report::{json, junit, text, transcript};
 use crate::runner::run_target;
 use crate::select::{select, ExpectedFailures};
 use crate::target::{bundled_server, from_config, parse_env, Target};
+use crate::transport::http::parse_header;
+use crate::transport::Endpoint;
 use clap::{Parser, ValueEnum};
 use futures::StreamExt;
 use mcp_protocol::Framing;
@@ -29,9 +31,20 @@ use mcp_protocol::Framing;
     after_help = "Benchmarks: mcp-bench [OPTIONS] [-- COMMAND...] (see mcp-bench --help)"
 )]
 struct Cli {
-    /// The server command and its arguments (after `--`).
+    /// The server command and its arguments (after `--`); with --url, the command that starts
+    /// the HTTP server (stopped after the run).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+
+    /// Test a Streamable HTTP server at this MCP endpoint (e.g. http://127.0.0.1:3001/mcp)
+    /// instead of a stdio one.
+    #[arg(long, value_name = "URL", conflicts_with = "config")]
+    url: Option<String>,
+
+    /// A header sent on every HTTP request, NAME:VALUE (repeatable); values are never shown
+    /// in reports or transcripts.
+    #[arg(long = "header", value_name = "NAME:VALUE", value_parser = parse_header, requires = "url")]
+    headers: Vec<(String, String)>,
 
     /// An environment variable for the server (repeatable).
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_env)]
@@ -219,6 +232,13 @@ async fn run(cli: Cli) -> u8 {
                 Session::Modern => "shared modern session".to_owned(),
                 Session::Own => "own process".to_owned(),
             }];
+            match c.info.transport {
+                crate::check::Transport::Any => {}
+                crate::check::Transport::Stdio => notes.push("stdio only".to_owned()),
+                crate::check::Transport::Http => {
+                    notes = vec!["HTTP requests of its own; Streamable HTTP only".to_owned()]
+                }
+            }
             if c.info.ends_session {
                 notes.push("ends the session: runs last in it".to_owned());
             }
@@ -246,7 +266,20 @@ async fn run(cli: Cli) -> u8 {
         return usage("--start-timeout must be a positive number of seconds");
     }
 
-    let targets: Vec<Target> = if let Some(config) = &cli.config {
+    let targets: Vec<Target> = if let Some(url) = &cli.url {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return usage(format!("--url {url:?} is not an http:// or https:// URL"));
+        }
+        if matches!(cli.framing, FramingArg::ContentLength) {
+            return usage("--framing is for stdio servers; over --url each message is a POST");
+        }
+        let endpoint = Endpoint {
+            url: url.clone(),
+            headers: cli.headers.clone(),
+        };
+        let command = cli.command.split_first().map(|(p, a)| (p.as_str(), a));
+        vec![Target::from_url(endpoint, command).with(&cli.env, cli.cwd.as_deref())]
+    } else if let Some(config) = &cli.config {
         if !cli.command.is_empty() {
             return usage("give either --config or a command after --, not both");
         }

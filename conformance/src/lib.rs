@@ -1,6 +1,6 @@
 //! `mcp-conformance`: replays handshake, JSON-RPC error, tool and byte-level framing scenarios,
-//! and stateless 2026-07-28 ones, against any stdio MCP server; reports which protocol era(s)
-//! it speaks and, with spec references, what it does wrong.
+//! and stateless 2026-07-28 ones, against any stdio or Streamable HTTP MCP server (`--url`);
+//! reports which protocol era(s) it speaks and, with spec references, what it does wrong.
 //!
 //! The crate's API is its command line ([`cli::main`]) and the check catalogue ([`builtin`],
 //! [`CheckInfo`]) that `docs/checks.md` is generated from; the modules below are internal.
@@ -8,7 +8,8 @@
 //! * `check`: levels (MUST / SHOULD / INFO), sessions, outcomes, verdicts and reports' data.
 //! * `checks`: the built-in checks; `scenario`: checks as JSON data (`--scenario-file`);
 //!   `catalog`: a check as the runner sees it.
-//! * `probe`: one server process with the vocabulary checks are written in;
+//! * `probe`: one server process (or HTTP client) with the vocabulary checks are written in;
+//!   `transport`: how it reaches the server, stdio or Streamable HTTP;
 //!   `session`: the processes a check gets (fresh, shared, observed once);
 //!   `mismatch`: replies that cannot be matched, and the root causes they point to.
 //! * `startup`: era detection with two processes, and the start error when nothing answers;
@@ -34,8 +35,9 @@ mod select;
 mod session;
 mod startup;
 mod target;
+mod transport;
 
-pub use crate::check::{CheckInfo, Level, Session};
+pub use crate::check::{CheckInfo, Level, Session, Transport};
 pub use crate::checks::builtin;
 
 use mcp_protocol::mcp::ProtocolVersion;

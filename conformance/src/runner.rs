@@ -20,6 +20,7 @@ use crate::progress::Tracker;
 use crate::select::{not_applicable, select, ExpectedFailures};
 use crate::session::{Ctx, Memos, Slot};
 use crate::target::Target;
+use crate::transport::http::server as http_server;
 use mcp_client::raw::Direction;
 use mcp_client::TranscriptEntry;
 use mcp_protocol::mcp::modern;
@@ -48,8 +49,48 @@ impl Env {
     }
 }
 
-/// Runs every selected check against `target`.
+/// Runs every selected check against `target`; a server given as a command for a URL is
+/// started first and stopped after.
 pub async fn run_target(
+    target: Target,
+    checks: &[Check],
+    config: Arc<RunConfig>,
+    expected: &ExpectedFailures,
+) -> TargetReport {
+    let launch = match &target.http {
+        Some(endpoint) if target.launches() && target.skip.is_none() => Some(Arc::clone(endpoint)),
+        _ => None,
+    };
+    let Some(endpoint) = launch else {
+        return run_checks(target, checks, config, expected).await;
+    };
+    let started = Instant::now();
+    match http_server::start(&target.command, &endpoint, config.first_reply_wait()).await {
+        Ok(mut server) => {
+            let report = run_checks(target, checks, config, expected).await;
+            server.stop().await;
+            report
+        }
+        Err(e) => {
+            let mut report = run_checks(
+                Target {
+                    skip: Some(String::new()),
+                    ..target
+                },
+                checks,
+                config,
+                expected,
+            )
+            .await;
+            report.skipped = None;
+            report.start_error = Some(e);
+            report.duration = started.elapsed();
+            report
+        }
+    }
+}
+
+async fn run_checks(
     target: Target,
     checks: &[Check],
     config: Arc<RunConfig>,
@@ -59,7 +100,11 @@ pub async fn run_target(
     let mut report = TargetReport {
         name: target.name.clone(),
         command: target.display(),
-        framing: config.framing.as_str().to_owned(),
+        framing: if target.http.is_some() {
+            "http".to_owned()
+        } else {
+            config.framing.as_str().to_owned()
+        },
         profile: config.profile,
         server_info: None,
         eras: Vec::new(),
@@ -204,6 +249,11 @@ pub async fn run_target(
 /// start-up's replies could not be read (every check but the ones that judge the start-up is
 /// then blocked, none skipped: the eras are unknown).
 fn decided_before_running(env: &Env, config: &RunConfig, check: &Check) -> Option<CheckResult> {
+    let http = env.spawner.target.http.is_some();
+    if let Some(why) = check.info.transport.not_applicable(http) {
+        let outcome = Outcome::NotApplicable(why.to_owned());
+        return Some(decided(check, config, outcome, None));
+    }
     let Some((kind, why)) = &env.era.blocked else {
         return not_applicable(check, &env.era)
             .map(|reason| decided(check, config, Outcome::Skip(reason), None));

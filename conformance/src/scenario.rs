@@ -54,6 +54,21 @@ fn yes() -> bool {
     true
 }
 
+impl Scenario {
+    /// A scenario that closes stdin or waits for an exit is about a process: stdio only.
+    pub fn transport(&self) -> crate::check::Transport {
+        let process = self
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::CloseStdin(_) | Step::ExpectExit { .. }));
+        if process {
+            crate::check::Transport::Stdio
+        } else {
+            crate::check::Transport::Any
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Step {

@@ -95,7 +95,7 @@ pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
     if check.info.session == Session::Startup {
         return None;
     }
-    if check.info.area() == "modern" && !era.accepts_latest {
+    if check.is_modern() && !era.accepts_latest {
         return Some(match era.label() {
             "legacy" => format!("the server does not speak {version} (legacy only)"),
             "neither" => {

@@ -2,13 +2,18 @@
 //!
 //! Config files of Claude Desktop (`claude_desktop_config.json`), Claude Code (`.mcp.json`) and
 //! Cursor (`mcp.json`) share one shape: `{"mcpServers": {NAME: {command, args, env}}}`. HTTP
-//! entries (`url`, or `type` `http`/`sse`) are listed as skipped.
+//! entries (`url` with optional `headers`, `type` `http`) are tested over Streamable HTTP;
+//! `type` `sse` (the deprecated 2024-11-05 HTTP+SSE transport) is listed as skipped.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use mcp_client::ServerCommand;
 use serde::Deserialize;
+
+use crate::transport::Endpoint;
 
 /// One server under test: how to start it, and what the harness knows of it.
 #[derive(Debug, Clone)]
@@ -22,6 +27,9 @@ pub struct Target {
     /// The name was made from the command line, not given (a config file's entry name): the
     /// server's own `serverInfo.name` replaces it once known.
     pub auto_name: bool,
+    /// Reached over Streamable HTTP at this endpoint; `command`, if it names a program, is
+    /// started first and stopped after the checks.
+    pub http: Option<Arc<Endpoint>>,
 }
 
 impl Target {
@@ -32,7 +40,29 @@ impl Target {
             bundled: false,
             skip: None,
             auto_name: false,
+            http: None,
         }
+    }
+
+    /// A server at `endpoint` (`--url`), started first by `command` if one is given.
+    pub fn from_url(endpoint: Endpoint, command: Option<(&str, &[String])>) -> Target {
+        let cmd = match command {
+            Some((program, args)) => ServerCommand::new(program).args(args),
+            None => ServerCommand::new(""),
+        };
+        let name = match command {
+            Some((program, args)) => command_label(program, args),
+            None => url_label(&endpoint.url),
+        };
+        let mut target = Target::new(name, cmd);
+        target.auto_name = true;
+        target.http = Some(Arc::new(endpoint));
+        target
+    }
+
+    /// Is there a process to start before testing (a command after `--url URL --`)?
+    pub fn launches(&self) -> bool {
+        !self.command.get_program().is_empty()
     }
 
     /// A target given as a command line, named after the program it runs: the package or
@@ -57,8 +87,20 @@ impl Target {
     }
 
     pub fn display(&self) -> String {
-        self.command.display()
+        match &self.http {
+            Some(e) if self.launches() => {
+                format!("{} (started: {})", e.url, self.command.display())
+            }
+            Some(e) => e.url.clone(),
+            None => self.command.display(),
+        }
     }
+}
+
+/// A URL's host, port and path, for a name (`127.0.0.1:3001/mcp`).
+fn url_label(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split(['?', '#']).next().unwrap_or(rest).to_owned()
 }
 
 /// Launchers whose first argument that is not an option (or `K=V`) is what they run.
@@ -162,6 +204,8 @@ struct ConfigEntry {
     kind: Option<String>,
     #[serde(default)]
     url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
 }
 
 /// Reads the stdio servers of a host config file; `only` picks one by name.
@@ -189,11 +233,9 @@ pub fn from_config(path: &Path, only: Option<&str>) -> Result<Vec<Target>, Strin
         if only.is_some_and(|o| o != name) {
             continue;
         }
+        let sse = entry.kind.as_deref() == Some("sse");
         let http = entry.url.is_some()
-            || matches!(
-                entry.kind.as_deref(),
-                Some("http" | "sse" | "streamable-http")
-            );
+            || matches!(entry.kind.as_deref(), Some("http" | "streamable-http"));
         let program = entry.command.as_deref().map(expand).unwrap_or_default();
         let args = entry.args.iter().map(|a| expand(a));
         let env: Vec<(String, String)> = entry
@@ -203,11 +245,27 @@ pub fn from_config(path: &Path, only: Option<&str>) -> Result<Vec<Target>, Strin
             .collect();
         let mut target = Target::new(name.clone(), ServerCommand::new(program).args(args))
             .with(&env, entry.cwd.as_deref());
-        if http {
+        if sse {
             target.skip = Some(format!(
-                "HTTP server ({}): this harness tests stdio servers",
+                "HTTP+SSE server ({}): the deprecated 2024-11-05 transport is not tested, only \
+                 Streamable HTTP",
                 entry.url.as_deref().unwrap_or("no url")
             ));
+        } else if http {
+            let Some(url) = entry.url.as_deref().map(expand) else {
+                return Err(format!(
+                    "server {name:?} in {} is an HTTP server with no \"url\"",
+                    path.display()
+                ));
+            };
+            let mut endpoint = Endpoint::new(url);
+            for (k, v) in &entry.headers {
+                let (k, v) = crate::transport::http::parse_header(&format!("{k}:{}", expand(v)))
+                    .map_err(|e| format!("server {name:?} in {}: {e}", path.display()))?;
+                endpoint.headers.push((k, v));
+            }
+            target = Target::new(name.clone(), ServerCommand::new(""));
+            target.http = Some(Arc::new(endpoint));
         } else if entry.command.is_none() {
             return Err(format!(
                 "server {name:?} in {} has no \"command\"",
@@ -310,13 +368,14 @@ mod tests {
             &path,
             r#"{"mcpServers": {
                 "echo": {"type": "stdio", "command": "mcp-echo-server", "args": ["--log-level", "debug"], "env": {"K": "V"}},
-                "remote": {"type": "http", "url": "https://example.invalid/mcp"},
+                "remote": {"type": "http", "url": "https://example.invalid/mcp", "headers": {"Authorization": "Bearer x"}},
+                "old": {"type": "sse", "url": "https://example.invalid/sse"},
                 "bare": {"command": "node", "args": ["s.js"]}
             }}"#,
         )
         .unwrap();
         let all = from_config(&path, None).unwrap();
-        assert_eq!(all.len(), 3);
+        assert_eq!(all.len(), 4);
         let echo = all.iter().find(|t| t.name == "echo").unwrap();
         assert_eq!(echo.display(), "mcp-echo-server --log-level debug");
         let env: Vec<_> = echo.command.get_envs().collect();
@@ -324,12 +383,13 @@ mod tests {
             env,
             [(std::ffi::OsStr::new("K"), std::ffi::OsStr::new("V"))]
         );
-        assert!(all
-            .iter()
-            .find(|t| t.name == "remote")
-            .unwrap()
-            .skip
-            .is_some());
+        let remote = all.iter().find(|t| t.name == "remote").unwrap();
+        assert!(remote.skip.is_none());
+        let endpoint = remote.http.as_deref().unwrap();
+        assert_eq!(endpoint.url, "https://example.invalid/mcp");
+        assert_eq!(endpoint.redacted_headers(), ["Authorization: <redacted>"]);
+        assert_eq!(remote.display(), "https://example.invalid/mcp");
+        assert!(all.iter().find(|t| t.name == "old").unwrap().skip.is_some());
         assert_eq!(from_config(&path, Some("bare")).unwrap().len(), 1);
         assert!(from_config(&path, Some("nope"))
             .unwrap_err()

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use mcp_conformance::{Level, Session};
+use mcp_conformance::{Level, Session, Transport};
 
 const INTRO: &str = "\
 # The checks of `mcp-conformance`
@@ -34,9 +34,18 @@ Where a check runs:
   version, input a client must not send, a short session, requests without `_meta`) share it:
   it is made once, in processes of its own, and they run together; the ones marked *first*
   start before the rest, since their server may go silent and make them wait.
+- **HTTP requests of its own** (`http.*`): Streamable HTTP only (`--url`); each check sends
+  its own requests, with exactly the headers it tests. Over stdio they are N/A.
+
+Over Streamable HTTP (`--url`) the same checks run with the same ids and levels, each message a
+POST; a “fresh process” is then a fresh client (a new session). The ones marked *stdio only*
+(byte framing, stdin, exit, stderr) are reported N/A (not applicable) there.
 ";
 
 fn session(info: &mcp_conformance::CheckInfo) -> String {
+    if info.transport == Transport::Http {
+        return "HTTP requests of its own".to_owned();
+    }
     let mut text = match info.session {
         Session::Startup => "start-up",
         Session::Legacy => "legacy session",
@@ -52,6 +61,9 @@ fn session(info: &mcp_conformance::CheckInfo) -> String {
     }
     if !info.shares.is_empty() {
         text.push_str(&format!(" (shared observation: {})", info.shares));
+    }
+    if info.transport == Transport::Stdio {
+        text.push_str("; *stdio only*");
     }
     text
 }

@@ -3,12 +3,14 @@
 
 mod cancellation;
 mod framing;
+mod http;
 mod jsonrpc;
 mod lifecycle;
 mod modern;
 mod tools;
 
 use crate::catalog::Check;
+use crate::check::Transport;
 
 /// The scenarios that ship with the harness (the same format as `--scenario-file`).
 const BUILTIN_SCENARIOS: &str = include_str!("../../scenarios/builtin.json");
@@ -20,8 +22,16 @@ pub fn builtin() -> Result<Vec<Check>, String> {
     checks.extend(lifecycle::checks());
     checks.extend(jsonrpc::checks());
     checks.extend(tools::checks());
-    checks.extend(framing::checks());
+    // Byte framing, stdin, exit and stderr are stdio's; UTF-8 holds on every transport.
+    checks.extend(framing::checks().into_iter().map(|c| {
+        if c.info.id == "framing.utf8" {
+            c
+        } else {
+            c.transport(Transport::Stdio)
+        }
+    }));
     checks.extend(cancellation::checks());
+    checks.extend(http::checks());
     checks.extend(modern::checks());
     checks
         .extend(from_scenarios(BUILTIN_SCENARIOS).map_err(|e| format!("built-in scenarios: {e}"))?);

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_client::{RawConnection, RawEvent};
+use mcp_client::RawEvent;
 use mcp_protocol::{FrameError, Framing};
 use serde_json::Value;
 
@@ -15,6 +15,7 @@ use crate::evidence::Trace;
 use crate::mismatch::{self, Finding, Findings, Kind, Spread};
 use crate::pattern::short;
 use crate::requests::Requests;
+use crate::transport::Conn;
 
 mod exit;
 mod messages;
@@ -61,7 +62,7 @@ pub fn is_response(v: &Value) -> bool {
 /// A spawned server with helpers for checks.
 #[derive(Debug)]
 pub struct Probe {
-    conn: RawConnection,
+    conn: Conn,
     spawned: Instant,
     /// What the process is for, as the transcript's header says.
     label: String,
@@ -135,7 +136,7 @@ impl Drop for Probe {
 }
 
 impl Probe {
-    pub fn conn(&self) -> &RawConnection {
+    pub fn conn(&self) -> &Conn {
         &self.conn
     }
 

@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use mcp_client::RawConnection;
 
+use crate::transport::{Conn, HttpConn};
+
 use super::starts::StartLog;
 use super::Probe;
 use crate::config::RunConfig;
@@ -21,11 +23,18 @@ pub struct Spawner {
     pub config: Arc<RunConfig>,
     pub findings: Findings,
     pub starts: StartLog,
+    /// The HTTP client of a target reached over Streamable HTTP (`--url`).
+    pub http_client: Option<reqwest::Client>,
 }
 
 impl Spawner {
     pub fn new(target: Arc<Target>, config: Arc<RunConfig>) -> Spawner {
+        let http_client = target
+            .http
+            .as_ref()
+            .and_then(|e| crate::transport::http::client_for(e, config.wait).ok());
         Spawner {
+            http_client,
             target,
             config,
             findings: Findings::default(),
@@ -44,17 +53,30 @@ impl Spawner {
             trace.block(Kind::SilentStart, why.clone());
             return Err(why);
         }
-        let conn = RawConnection::spawn(
-            &self.target.command,
-            self.config.framing,
-            self.config.max_message_bytes,
-        )
-        .map_err(|e| format!("could not start {}: {e}", self.target.display()))?;
+        let conn = match (&self.target.http, &self.http_client) {
+            (Some(endpoint), Some(client)) => Conn::Http(HttpConn::new(
+                Arc::clone(endpoint),
+                client.clone(),
+                self.config.max_message_bytes,
+                self.config.wait,
+            )),
+            _ => Conn::Stdio(
+                RawConnection::spawn(
+                    &self.target.command,
+                    self.config.framing,
+                    self.config.max_message_bytes,
+                )
+                .map_err(|e| format!("could not start {}: {e}", self.target.display()))?,
+            ),
+        };
         let spawned = Instant::now() - conn.elapsed();
         Ok(Probe {
             conn,
             spawned,
-            label: label.into(),
+            label: match &self.target.http {
+                Some(_) => format!("{} (HTTP client)", label.into()),
+                None => label.into(),
+            },
             framing: self.config.framing,
             next_id: 1,
             wait: self.config.wait,

@@ -22,7 +22,7 @@
 //!       "skipped": null,
 //!       "durationMs": 1520.25,
 //!       "summary": { "pass": 40, "fail": 0, "warn": 0, "info": 2, "skip": 0, "expectedFail": 0,
-//!                    "blocked": 0 },
+//!                    "blocked": 0, "notApplicable": 0 },
 //!       "failed": false,
 //!       "staleExpectedFailures": [],
 //!       "starts": { "count": 11, "answered": 11, "firstMs": 912.4, "medianMs": 880.1,
@@ -64,7 +64,7 @@
 //!   `serverInfo.name`, else the package or script the command runs (`@scope/server`,
 //!   `server.py`).
 //! - `command` (string): the command that was run, with its arguments.
-//! - `framing` (string): `"ndjson"` or `"content-length"`.
+//! - `framing` (string): `"ndjson"` or `"content-length"` (stdio), or `"http"` (`--url`).
 //! - `profile` (string): `"generic"`, `"strict"` or `"echo"`.
 //! - `serverInfo` (object or null): `serverInfo` from the server's `initialize` result, as
 //!   sent; for a server that answers no `initialize`, the `io.modelcontextprotocol/serverInfo`
@@ -114,7 +114,9 @@
 //! - `status` (string): `"PASS"`, `"FAIL"`, `"WARN"` (a SHOULD not met under the generic
 //!   profile), `"INFO"` (an observation; never fails), `"SKIP"` (does not apply) or
 //!   `"BLOCKED"` (could not be judged: a reply it waited for could not be read, for a reason
-//!   another check owns and fails; never a failure of its own).
+//!   another check owns and fails; never a failure of its own) or `"N/A"` (not applicable on
+//!   the target's transport: a stdio-only check over Streamable HTTP, an `http.*` check over
+//!   stdio; `detail` says why; never run, never a failure).
 //! - `expectedFailure` (bool): the check is listed in `--expected-failures`; a `"FAIL"` with
 //!   this set does not fail the run.
 //! - `durationMs` (number): time the check took.
@@ -178,6 +180,7 @@ fn target(report: &TargetReport) -> Value {
             "skip": c.skip,
             "expectedFail": c.expected_fail,
             "blocked": c.blocked,
+            "notApplicable": c.not_applicable,
         },
         "failed": target_failed(report),
         "staleExpectedFailures": report.stale_expected_failures,
@@ -193,7 +196,8 @@ fn check(r: &CheckResult) -> Value {
         Outcome::Pass(text)
         | Outcome::Observed(text)
         | Outcome::Skip(text)
-        | Outcome::Blocked(text) => (None, None, Some(text)),
+        | Outcome::Blocked(text)
+        | Outcome::NotApplicable(text) => (None, None, Some(text)),
     };
     let transcript: Vec<Value> = r
         .transcript
@@ -289,7 +293,7 @@ mod tests {
                 "durationMs": 1500.0,
                 "summary": {
                     "pass": 2, "fail": 1, "warn": 1, "info": 1, "skip": 1, "expectedFail": 1,
-                    "blocked": 0
+                    "blocked": 0, "notApplicable": 0
                 },
                 "failed": true,
                 "staleExpectedFailures": ["lifecycle.second-initialize"],
@@ -398,7 +402,7 @@ mod tests {
         assert_eq!(
             remote["summary"],
             json!({"pass": 0, "fail": 0, "warn": 0, "info": 0, "skip": 0, "expectedFail": 0,
-                "blocked": 0})
+                "blocked": 0, "notApplicable": 0})
         );
         assert!(!render(&[skipped()])["failed"].as_bool().unwrap_or(true));
     }

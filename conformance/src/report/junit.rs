@@ -191,6 +191,13 @@ fn case(out: &mut String, target: &str, r: &CheckResult) {
             "<skipped message=\"{}\"/>",
             attr(&one_line(&summary(&r.outcome), MESSAGE_CUT))
         )),
+        Status::NotApplicable => Some(format!(
+            "<skipped message=\"{}\"/>",
+            attr(&one_line(
+                &format!("NOT APPLICABLE: {}", summary(&r.outcome)),
+                MESSAGE_CUT
+            ))
+        )),
         Status::Blocked => Some(format!(
             "<skipped message=\"{}\"/>",
             attr(&one_line(
@@ -220,7 +227,8 @@ fn summary(outcome: &Outcome) -> String {
         Outcome::Pass(text)
         | Outcome::Observed(text)
         | Outcome::Skip(text)
-        | Outcome::Blocked(text) => text.clone(),
+        | Outcome::Blocked(text)
+        | Outcome::NotApplicable(text) => text.clone(),
     }
 }
 

@@ -40,6 +40,7 @@ pub struct Counts {
     pub skip: usize,
     pub expected_fail: usize,
     pub blocked: usize,
+    pub not_applicable: usize,
 }
 
 impl Counts {
@@ -54,6 +55,7 @@ impl Counts {
                 Status::Info => c.info += 1,
                 Status::Skip => c.skip += 1,
                 Status::Blocked => c.blocked += 1,
+                Status::NotApplicable => c.not_applicable += 1,
             }
         }
         c
@@ -67,6 +69,7 @@ impl Counts {
             + self.skip
             + self.expected_fail
             + self.blocked
+            + self.not_applicable
     }
 }
 
@@ -139,10 +142,16 @@ pub fn starts_text(report: &TargetReport) -> Option<String> {
     if starts.count == 0 {
         return None;
     }
+    // Over HTTP a probe is a client of the one server, not a process of its own.
+    let (one, many) = if report.framing == "http" {
+        ("HTTP client", "HTTP clients")
+    } else {
+        ("server start", "server starts")
+    };
     let mut text = format!(
-        "{} server {}",
+        "{} {}",
         starts.count,
-        if starts.count == 1 { "start" } else { "starts" }
+        if starts.count == 1 { one } else { many }
     );
     match starts.first_median_slowest() {
         Some((first, median, slowest)) => text.push_str(&format!(
@@ -246,6 +255,7 @@ pub(crate) mod tests {
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),
+                transport: crate::check::Transport::Any,
             },
             status,
             outcome,
@@ -385,6 +395,7 @@ pub(crate) mod tests {
                 skip: 1,
                 expected_fail: 1,
                 blocked: 0,
+                not_applicable: 0,
             }
         );
         assert_eq!(c.total(), 7);

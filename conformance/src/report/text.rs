@@ -116,6 +116,7 @@ fn status_token(r: &CheckResult) -> (&'static str, &'static str) {
         Status::Info => ("INFO", CYAN),
         Status::Skip => ("SKIP", DIM),
         Status::Blocked => ("BLOCKED", BLUE),
+        Status::NotApplicable => ("N/A", DIM),
     }
 }
 
@@ -288,7 +289,7 @@ fn check(out: &mut String, r: &CheckResult, opts: &TextOptions, paint: Paint) {
     let full = opts.verbose || needs_attention;
     match r.status {
         Status::Fail | Status::Warn if full => outcome(out, &r.outcome),
-        Status::Info | Status::Skip => outcome(out, &r.outcome),
+        Status::Info | Status::Skip | Status::NotApplicable => outcome(out, &r.outcome),
         Status::Blocked => {
             if let Some(owner) = &r.blocked_by {
                 label(out, "by:", owner);
@@ -323,6 +324,7 @@ fn outcome(out: &mut String, outcome: &Outcome) {
         }
         Outcome::Skip(text) => label(out, "skipped:", text),
         Outcome::Blocked(text) => label(out, "why:", text),
+        Outcome::NotApplicable(text) => label(out, "n/a:", text),
     }
 }
 
@@ -457,6 +459,9 @@ fn counts_text(report: &TargetReport) -> String {
     ];
     if c.blocked > 0 {
         items.push(format!("{} blocked", c.blocked));
+    }
+    if c.not_applicable > 0 {
+        items.push(format!("{} not applicable", c.not_applicable));
     }
     if c.expected_fail > 0 {
         items.push(format!(

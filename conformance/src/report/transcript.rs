@@ -1,7 +1,7 @@
 //! `--transcript DIR`: every check's frames and the server's stderr as JSON lines, for
 //! debugging a failure frame by frame.
 //!
-//! One file per target and check, `DIR/<target>/<check id>.jsonl`. Each line is one object:
+//! One file per target and check (but the N/A ones), `DIR/<target>/<check id>.jsonl`. Each line is one object:
 //! first the transcript entries in order, `{"ms": 1.234, "direction": "send", "text": "…"}`
 //! (`direction` is `send`, `receive` or `event`; `ms` counts from the start of the check;
 //! each process's part is headed by an `event` line naming it), then the server's stderr lines, `{"direction": "stderr", "text": "…"}`.
@@ -32,7 +32,12 @@ pub fn write(dir: &Path, reports: &[TargetReport]) -> std::io::Result<Vec<PathBu
         }
         fs::create_dir_all(&target_dir)?;
         let mut check_names = HashSet::new();
-        for r in &report.results {
+        // A check not applicable on the target's transport exchanged nothing: no file.
+        for r in report
+            .results
+            .iter()
+            .filter(|r| r.status != crate::check::Status::NotApplicable)
+        {
             let name = unique(&mut check_names, sanitize(&r.info.id));
             let path = target_dir.join(format!("{name}.jsonl"));
             let mut out = BufWriter::new(File::create(&path)?);

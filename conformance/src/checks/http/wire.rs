@@ -1,0 +1,289 @@
+//! What the `http.*` checks send: single HTTP requests with exactly the headers a check wants
+//! (a missing session id, a foreign `Origin`, a mirrored header that disagrees), each reply
+//! read in full within `--timeout`, and every exchange in the check's transcript (user
+//! headers redacted).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_client::raw::Direction;
+use mcp_protocol::http::{EVENT_STREAM, JSON, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
+use mcp_protocol::mcp::modern::VERSION;
+use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::probe::{initialize_params, modern_meta};
+use crate::session::Ctx;
+use crate::transport::http::reply::{self, Reply};
+use crate::transport::http::{Log, ACCEPT_BOTH};
+use crate::transport::Endpoint;
+
+/// One HTTP request of a check.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    pub method: Method,
+    /// Headers beyond the user's; a `None` value leaves that header out.
+    pub headers: Vec<(&'static str, Option<String>)>,
+    pub body: Option<Vec<u8>>,
+    /// Read only the status and headers (a GET's stream may never end).
+    pub head_only: bool,
+}
+
+impl Ask {
+    /// A POST of `message` as a client sends it (both media types accepted).
+    pub fn post(message: &Value) -> Ask {
+        Ask {
+            method: Method::POST,
+            headers: vec![
+                ("accept", Some(ACCEPT_BOTH.to_owned())),
+                ("content-type", Some(JSON.to_owned())),
+            ],
+            body: Some(serde_json::to_vec(message).unwrap_or_default()),
+            head_only: false,
+        }
+    }
+
+    /// A GET or DELETE with no body.
+    pub fn bare(method: Method) -> Ask {
+        Ask {
+            method,
+            headers: vec![("accept", Some(EVENT_STREAM.to_owned()))],
+            body: None,
+            head_only: true,
+        }
+    }
+
+    /// Sets (or, with `None`, leaves out) a header.
+    pub fn header(mut self, name: &'static str, value: Option<&str>) -> Ask {
+        self.headers.retain(|(n, _)| *n != name);
+        self.headers.push((name, value.map(str::to_owned)));
+        self
+    }
+}
+
+/// A check's HTTP client: the session it made, if any, and its transcript.
+#[derive(Debug)]
+pub struct Wire {
+    endpoint: Arc<Endpoint>,
+    client: reqwest::Client,
+    log: Log,
+    trace: crate::evidence::Trace,
+    wait: Duration,
+    limit: usize,
+    /// `Mcp-Session-Id` from `initialize`'s reply.
+    pub session: Option<String>,
+    /// The version `initialize` negotiated.
+    pub version: Option<String>,
+    /// How long an SSE stream is read after the response it carries (it should end then):
+    /// `--timeout` unless a check says otherwise.
+    pub linger: Duration,
+    next_id: i64,
+}
+
+impl Drop for Wire {
+    fn drop(&mut self) {
+        let entries = self.log.since(0);
+        self.trace
+            .add_process("HTTP client".to_owned(), entries, self.log.started());
+    }
+}
+
+impl Wire {
+    /// A client of the check's target, or why there is none (a stdio target).
+    pub fn new(ctx: &Ctx) -> Result<Wire, String> {
+        let endpoint = ctx
+            .target()
+            .http
+            .clone()
+            .ok_or("the target is not reached over HTTP")?;
+        let client = ctx
+            .spawner
+            .http_client
+            .clone()
+            .ok_or("no HTTP client could be made")?;
+        Ok(Wire {
+            endpoint,
+            client,
+            log: Log::new(),
+            trace: ctx.trace.clone(),
+            wait: ctx.config().wait,
+            limit: ctx.config().max_message_bytes,
+            session: None,
+            version: None,
+            linger: ctx.config().wait,
+            next_id: 1,
+        })
+    }
+
+    pub fn id(&mut self) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// A request with a fresh id.
+    pub fn request(&mut self, method: &str, params: Option<Value>) -> Value {
+        let mut v = json!({"jsonrpc": "2.0", "id": self.id(), "method": method});
+        if let Some(p) = params {
+            v["params"] = p;
+        }
+        v
+    }
+
+    /// A request carrying 2026-07-28 `_meta`, with a fresh id.
+    pub fn modern_request(&mut self, method: &str, params: Option<Value>) -> Value {
+        let meta = modern_meta(mcp_protocol::mcp::modern::VERSION);
+        let mut params = params.unwrap_or_else(|| json!({}));
+        params["_meta"] = meta;
+        self.request(method, Some(params))
+    }
+
+    /// A POST of `message` with the session id and version this client has.
+    pub fn post(&self, message: &Value) -> Ask {
+        let mut ask = Ask::post(message);
+        if let Some(s) = &self.session {
+            ask = ask.header(SESSION_ID, Some(s));
+        }
+        if let Some(v) = &self.version {
+            ask = ask.header(PROTOCOL_VERSION, Some(v));
+        }
+        ask
+    }
+
+    /// Sends `ask` and reads the reply within `--timeout` (an SSE stream until it ends, or
+    /// briefly after the response to `message`'s id).
+    pub async fn send(&mut self, ask: Ask) -> Result<Reply, String> {
+        let mut headers = self.endpoint.header_map();
+        let mut shown = Vec::new();
+        for (name, value) in &ask.headers {
+            let name = HeaderName::from_static(name);
+            headers.remove(&name);
+            if let Some(v) = value {
+                if let Ok(value) = HeaderValue::from_str(v) {
+                    if name != ACCEPT && name != CONTENT_TYPE {
+                        shown.push(format!("{name}: {v}"));
+                    }
+                    headers.insert(name, value);
+                }
+            }
+        }
+        shown.extend(self.endpoint.redacted_headers());
+        let body = ask.body.clone().unwrap_or_default();
+        let id = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v.get("id").cloned());
+        self.log.record(
+            Direction::Send,
+            format!(
+                "{} [{}] {}",
+                ask.method,
+                shown.join("; "),
+                String::from_utf8_lossy(&body)
+            ),
+        );
+        let mut request = self
+            .client
+            .request(ask.method.clone(), &self.endpoint.url)
+            .headers(headers);
+        if ask.body.is_some() {
+            request = request.body(body);
+        }
+        let deadline = tokio::time::Instant::now() + self.wait;
+        let resp = match tokio::time::timeout_at(deadline, request.send()).await {
+            Err(_) => {
+                let e = format!("no HTTP response within {:?}", self.wait);
+                self.log.record(Direction::Event, e.clone());
+                return Err(e);
+            }
+            Ok(Err(e)) => {
+                let e = format!("the {} failed: {e}", ask.method);
+                self.log.record(Direction::Event, e.clone());
+                return Err(e);
+            }
+            Ok(Ok(resp)) => resp,
+        };
+        let reply = if ask.head_only {
+            reply::head(resp)
+        } else {
+            reply::read(resp, self.limit, deadline, id.as_ref(), self.linger).await
+        };
+        self.record(&reply);
+        Ok(reply)
+    }
+
+    fn record(&self, reply: &Reply) {
+        let mut line = reply.status_line();
+        if let Some(s) = reply.header(SESSION_ID) {
+            line.push_str(&format!(" [{SESSION_ID}: {s}]"));
+        }
+        if reply.is_sse() && !reply.ended {
+            line.push_str(" (the stream was still open when reading stopped)");
+        }
+        if let Some(p) = &reply.problem {
+            line.push_str(&format!(" ({p})"));
+        }
+        self.log.record(Direction::Event, line);
+        let text = reply.text();
+        if !text.is_empty() {
+            self.log.record(Direction::Receive, text);
+        }
+    }
+
+    /// `initialize` and then `notifications/initialized` (see [`Wire::open`]).
+    pub async fn initialize(&mut self) -> Result<Reply, String> {
+        let reply = self.open().await?;
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let ask = self.post(&note);
+        self.send(ask).await?;
+        Ok(reply)
+    }
+
+    /// `initialize` offering the latest version: the session id and version are kept for
+    /// later requests. The reply is returned.
+    pub async fn open(&mut self) -> Result<Reply, String> {
+        let init = self.request("initialize", Some(initialize_params(crate::LATEST)));
+        let ask = Ask::post(&init);
+        let reply = self.send(ask).await?;
+        let answer = reply
+            .messages()
+            .into_iter()
+            .find(|m| reply::answers(m, &init["id"]))
+            .ok_or_else(|| {
+                format!(
+                    "initialize got no JSON-RPC response: {} {}",
+                    reply.status_line(),
+                    reply.text()
+                )
+            })?;
+        let version = answer
+            .pointer("/result/protocolVersion")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("initialize got no result: {}", reply.text()))?;
+        self.version = Some(version.to_owned());
+        self.session = reply.header(SESSION_ID).map(str::to_owned);
+        Ok(reply)
+    }
+}
+
+/// `HTTP 400 application/json: {…}`, for a report.
+pub fn seen(reply: &Reply) -> String {
+    let text = reply.text();
+    if text.is_empty() {
+        format!("{} (no body)", reply.status_line())
+    } else {
+        format!("{}: {text}", reply.status_line())
+    }
+}
+
+/// A 2026-07-28 POST of `message` with all its mirrored headers right.
+pub fn modern_post(message: &Value, name: Option<&str>) -> Ask {
+    let method = message["method"].as_str().unwrap_or_default().to_owned();
+    let ask = Ask::post(message)
+        .header(PROTOCOL_VERSION, Some(VERSION))
+        .header(METHOD, Some(&method));
+    match name {
+        Some(n) => ask.header(NAME, Some(n)),
+        None => ask,
+    }
+}

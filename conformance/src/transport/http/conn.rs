@@ -1,0 +1,255 @@
+//! A probe's connection over Streamable HTTP: every message sent is its own POST, and what
+//! comes back (a JSON body, or each event of an SSE stream) becomes the same [`RawEvent`]
+//! frames a process's stdout gives; a `202 Accepted` gives none, as a notification gets no
+//! reply on stdio.
+//!
+//! Headers follow the transport section: `Accept` listing both media types, the session id
+//! once `initialize`'s reply set one, `MCP-Protocol-Version` after `initialize` (legacy), and
+//! for a request carrying 2026-07-28 `_meta` the mirrored `MCP-Protocol-Version`, `Mcp-Method`
+//! and `Mcp-Name`. Requests are POSTed concurrently (their replies may come in any order, as
+//! JSON-RPC allows); anything else (a notification, bytes that are no request) is POSTed and
+//! its reply read before `send` returns, so a barrier sent after it is answered after it.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mcp_client::raw::Direction;
+use mcp_client::{RawEvent, TranscriptEntry};
+use mcp_protocol::http::{mirrored_name, JSON, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::deliver::{deliver, Delivery, Learned};
+use super::encode::header_value;
+use super::endpoint::Endpoint;
+use super::log::Log;
+
+/// The `Accept` of every POST: both media types, as the client MUST list.
+pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// The `_meta` key a 2026-07-28 request carries its version in.
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// An HTTP client for `endpoint`: no proxy for a loopback server, connections bounded by
+/// `wait`.
+pub fn client_for(endpoint: &Endpoint, wait: Duration) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder().connect_timeout(wait);
+    let loopback = endpoint
+        .authority()
+        .is_some_and(|(host, _)| matches!(host.as_str(), "127.0.0.1" | "::1" | "localhost"));
+    if loopback {
+        builder = builder.no_proxy();
+    }
+    builder
+        .build()
+        .map_err(|e| format!("cannot make an HTTP client: {e}"))
+}
+
+/// One logical client of the server (a session, once `initialize` made one).
+#[derive(Debug)]
+pub struct HttpConn {
+    endpoint: Arc<Endpoint>,
+    client: reqwest::Client,
+    learned: Arc<Mutex<Learned>>,
+    tx: mpsc::Sender<RawEvent>,
+    events: mpsc::Receiver<RawEvent>,
+    log: Log,
+    limit: usize,
+    wait: Duration,
+    tasks: Vec<AbortHandle>,
+}
+
+impl Drop for HttpConn {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+impl HttpConn {
+    /// A client of `endpoint` with no session yet; bodies and events up to `limit` bytes, each
+    /// inline POST bounded by `wait`.
+    pub fn new(
+        endpoint: Arc<Endpoint>,
+        client: reqwest::Client,
+        limit: usize,
+        wait: Duration,
+    ) -> HttpConn {
+        let (tx, events) = mpsc::channel(4096);
+        HttpConn {
+            endpoint,
+            client,
+            learned: Arc::default(),
+            tx,
+            events,
+            log: Log::new(),
+            limit,
+            wait,
+            tasks: Vec::new(),
+        }
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.log.started().elapsed()
+    }
+
+    /// The session id the server gave, if any.
+    pub fn session(&self) -> Option<String> {
+        self.lock().session.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Learned> {
+        self.learned.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// POSTs one JSON-RPC message.
+    pub async fn send_json(&mut self, value: &Value) -> std::io::Result<()> {
+        let body = serde_json::to_vec(value)?;
+        self.post(body, Some(value.clone())).await;
+        Ok(())
+    }
+
+    /// POSTs `bytes`: each line on its own when every line is JSON (several frames in one
+    /// write), else all of them as one body (bytes that are not JSON).
+    pub async fn send_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let trimmed = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let lines: Vec<&[u8]> = trimmed.split(|b| *b == b'\n').collect();
+        let parsed: Vec<Option<Value>> = lines
+            .iter()
+            .map(|l| serde_json::from_slice(l).ok())
+            .collect();
+        if lines.len() > 1 && parsed.iter().all(Option::is_some) {
+            for (line, value) in lines.into_iter().zip(parsed) {
+                self.post(line.to_vec(), value).await;
+            }
+        } else {
+            let value = serde_json::from_slice(trimmed).ok();
+            self.post(trimmed.to_vec(), value).await;
+        }
+        Ok(())
+    }
+
+    /// The headers of a POST carrying `message`.
+    fn headers(&self, message: Option<&Value>) -> HeaderMap {
+        let mut h = self.endpoint.header_map();
+        h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+        h.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
+        let learned = self.lock();
+        let mut set = |name: &'static str, value: &str| {
+            if let Ok(v) = HeaderValue::from_str(value) {
+                h.insert(HeaderName::from_static(name), v);
+            }
+        };
+        if let Some(session) = &learned.session {
+            set(SESSION_ID, session);
+        }
+        let method = message
+            .and_then(|m| m.get("method"))
+            .and_then(Value::as_str);
+        let params = message.and_then(|m| m.get("params"));
+        let modern = params
+            .and_then(|p| p.pointer(&format!("/_meta/{}", META_VERSION.replace('/', "~1"))))
+            .and_then(Value::as_str);
+        if let Some(version) = modern {
+            set(PROTOCOL_VERSION, version);
+            if let Some(method) = method {
+                set(METHOD, method);
+                if let Some(Some(name)) = mirrored_name(method, params) {
+                    set(NAME, &header_value(name));
+                }
+            }
+        } else if let (Some(version), false) = (&learned.version, method == Some("initialize")) {
+            set(PROTOCOL_VERSION, version);
+        }
+        h
+    }
+
+    /// What a transcript shows of a POST: its MCP headers, the user's redacted, and the body.
+    fn describe(&self, headers: &HeaderMap, body: &[u8]) -> String {
+        let mut shown: Vec<String> = [SESSION_ID, PROTOCOL_VERSION, METHOD, NAME]
+            .iter()
+            .filter_map(|n| Some(format!("{n}: {}", headers.get(*n)?.to_str().ok()?)))
+            .collect();
+        shown.extend(self.endpoint.redacted_headers());
+        let body = String::from_utf8_lossy(body);
+        if shown.is_empty() {
+            format!("POST {body}")
+        } else {
+            format!("POST [{}] {body}", shown.join("; "))
+        }
+    }
+
+    async fn post(&mut self, body: Vec<u8>, message: Option<Value>) {
+        let headers = self.headers(message.as_ref());
+        self.log
+            .record(Direction::Send, self.describe(&headers, &body));
+        let request_id = message
+            .as_ref()
+            .filter(|m| m.get("method").is_some())
+            .and_then(|m| m.get("id"))
+            .filter(|id| !id.is_null())
+            .cloned();
+        let is_request = request_id.is_some();
+        if message.as_ref().and_then(|m| m.get("method")) == Some(&Value::from("initialize")) {
+            if let Some(id) = message.as_ref().and_then(|m| m.get("id")) {
+                self.lock().initialize_ids.push(id.clone());
+            }
+        }
+        let request = self
+            .client
+            .post(&self.endpoint.url)
+            .headers(headers)
+            .body(Bytes::from(body));
+        let delivery = Delivery {
+            tx: self.tx.clone(),
+            log: self.log.clone(),
+            learned: Arc::clone(&self.learned),
+            limit: self.limit,
+            request_id,
+        };
+        let work = async move {
+            match request.send().await {
+                Ok(resp) => deliver(resp, &delivery).await,
+                Err(e) => {
+                    delivery
+                        .not_a_message(format!("the POST failed: {e}"))
+                        .await
+                }
+            }
+        };
+        if is_request {
+            self.tasks.retain(|t| !t.is_finished());
+            self.tasks.push(tokio::spawn(work).abort_handle());
+        } else if tokio::time::timeout(self.wait, work).await.is_err() {
+            self.log.record(
+                Direction::Event,
+                format!("no complete reply to the POST within {:?}", self.wait),
+            );
+        }
+    }
+
+    /// The next frame, or `None` if nothing came within `limit`.
+    pub async fn recv(&mut self, limit: Duration) -> Option<RawEvent> {
+        tokio::time::timeout(limit, self.events.recv())
+            .await
+            .ok()
+            .flatten()
+    }
+
+    pub fn transcript_mark(&self) -> usize {
+        self.log.mark()
+    }
+
+    pub fn transcript_since(&self, mark: usize) -> Vec<TranscriptEntry> {
+        self.log.since(mark)
+    }
+
+    /// When the connection was made.
+    pub fn started(&self) -> Instant {
+        self.log.started()
+    }
+}

@@ -1,0 +1,78 @@
+//! An HTTP connection's transcript: what was POSTed and what came back, in the same entries
+//! a process's transcript has. Bounded: past [`KEEP`] entries only the count grows.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use mcp_client::raw::Direction;
+use mcp_client::TranscriptEntry;
+
+/// Entries kept; later ones are counted, not stored.
+const KEEP: usize = 10_000;
+/// Longer texts are cut.
+const MAX_TEXT: usize = 4096;
+
+#[derive(Debug, Clone)]
+pub struct Log {
+    inner: Arc<Mutex<Inner>>,
+    started: Instant,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    entries: Vec<TranscriptEntry>,
+    dropped: usize,
+}
+
+impl Log {
+    pub fn new() -> Log {
+        Log {
+            inner: Arc::default(),
+            started: Instant::now(),
+        }
+    }
+
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    pub fn record(&self, direction: Direction, text: impl Into<String>) {
+        let mut text: String = text.into();
+        if text.len() > MAX_TEXT {
+            let mut end = MAX_TEXT;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let total = text.len();
+            text.truncate(end);
+            text.push_str(&format!("… ({total} bytes)"));
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if inner.entries.len() >= KEEP {
+            inner.dropped += 1;
+            return;
+        }
+        inner.entries.push(TranscriptEntry {
+            at_ms: self.started.elapsed().as_secs_f64() * 1000.0,
+            direction,
+            text,
+        });
+    }
+
+    pub fn mark(&self) -> usize {
+        self.inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entries
+            .len()
+    }
+
+    pub fn since(&self, mark: usize) -> Vec<TranscriptEntry> {
+        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner
+            .entries
+            .get(mark..)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,17 @@
+//! Streamable HTTP (2025-11-25 `basic/transports.mdx` §Streamable HTTP; 2026-07-28
+//! `basic/transports/streamable-http.mdx`): the endpoint and its headers ([`Endpoint`]), a
+//! probe's connection that POSTs each message and turns each reply into frames
+//! ([`HttpConn`]), one bounded request/response for the `http.*` checks ([`reply`]), and
+//! starting a server given as a command ([`server`]).
+
+mod conn;
+mod deliver;
+mod encode;
+mod endpoint;
+mod log;
+pub mod reply;
+pub mod server;
+
+pub use conn::{client_for, HttpConn, ACCEPT_BOTH};
+pub use endpoint::{parse_header, Endpoint};
+pub use log::Log;

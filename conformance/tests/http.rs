@@ -1,0 +1,394 @@
+//! The harness over Streamable HTTP: against an in-process fixture server, correct or with one
+//! injected defect (each test asserts that exactly the `http.*` check named for it fails, with
+//! its verdict), and against the real `server-everything` in `streamableHttp` mode when the
+//! interop suite's node_modules are installed.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+mod http_fixture;
+
+use common::{check, describe, status, with_status};
+use http_fixture::{start, start_modern_only, Bug};
+use serde_json::Value;
+
+/// The `http.*` checks against the fixture (`bug` injected), JSON report.
+fn run_http(bug: Option<Bug>, extra: &[&str]) -> (common::Run, Value) {
+    let url = start(bug);
+    let mut options = vec!["--url", url.as_str(), "--only", "http"];
+    options.extend_from_slice(extra);
+    check(&options, &[])
+}
+
+/// The http.* checks that are neither PASS nor INFO nor the expected SKIP.
+fn not_passing(report: &Value) -> Vec<String> {
+    common::checks(report, 0)
+        .iter()
+        .filter(|c| !matches!(c["status"].as_str(), Some("PASS" | "INFO")))
+        .filter(|c| c["id"] != "http.modern-get-delete-405")
+        .map(|c| format!("{} {}", c["id"], c["status"]))
+        .collect()
+}
+
+#[test]
+fn a_correct_server_passes_every_http_check() {
+    let (run, report) = run_http(None, &[]);
+    assert_eq!(run.code, 0, "{}\n{}", describe(&report), run.stderr);
+    assert!(not_passing(&report).is_empty(), "{}", describe(&report));
+    assert_eq!(
+        report["targets"][0]["eras"],
+        serde_json::json!(["legacy", "modern"])
+    );
+    // A dual-era server: GET and DELETE keep their legacy meaning.
+    assert_eq!(status(&report, "http.modern-get-delete-405"), "SKIP");
+    assert_eq!(status(&report, "http.origin-forbidden"), "PASS");
+    assert_eq!(status(&report, "http.session-delete"), "PASS");
+}
+
+#[test]
+fn a_modern_only_server_passes_its_http_checks() {
+    let url = start_modern_only();
+    let (run, report) = check(&["--url", url.as_str(), "--only", "http"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", describe(&report), run.stderr);
+    assert_eq!(report["targets"][0]["eras"], serde_json::json!(["modern"]));
+    for id in [
+        "http.modern-get-delete-405",
+        "http.modern-header-missing",
+        "http.modern-header-mismatch",
+        "http.origin-forbidden",
+    ] {
+        assert_eq!(status(&report, id), "PASS", "{id}: {}", describe(&report));
+    }
+    // The legacy era's checks need an initialize the server does not answer.
+    assert_eq!(status(&report, "http.session-delete"), "SKIP");
+}
+
+/// Each defect fails exactly its check, with the verdict its level gives (generic profile).
+fn assert_only(bug: Bug, id: &str, verdict: &str) {
+    assert_only_skipping(bug, id, verdict, &[]);
+}
+
+/// As [`assert_only`]; the checks in `skipped` are SKIPs (they judge what the defect hides).
+fn assert_only_skipping(bug: Bug, id: &str, verdict: &str, skipped: &[&str]) {
+    let (run, report) = run_http(Some(bug), &[]);
+    assert_eq!(
+        status(&report, id),
+        verdict,
+        "{bug:?}: {}",
+        describe(&report)
+    );
+    for s in skipped {
+        assert_eq!(status(&report, s), "SKIP", "{bug:?}: {}", describe(&report));
+    }
+    let others: Vec<String> = not_passing(&report)
+        .into_iter()
+        .filter(|c| !c.starts_with(&format!("\"{id}\"")))
+        .filter(|c| !skipped.iter().any(|s| c.starts_with(&format!("\"{s}\""))))
+        .collect();
+    assert!(
+        others.is_empty(),
+        "{bug:?} also broke {others:?}: {}",
+        describe(&report)
+    );
+    let code = if verdict == "FAIL" { 1 } else { 0 };
+    assert_eq!(run.code, code, "{bug:?}: {}", run.stderr);
+}
+
+#[test]
+fn notification_answered_200_fails_notification_202() {
+    assert_only(Bug::Notification200, "http.notification-202", "FAIL");
+}
+
+#[test]
+fn session_not_required_warns() {
+    assert_only(Bug::SessionNotRequired, "http.session-required", "WARN");
+}
+
+#[test]
+fn session_id_with_a_space_fails() {
+    assert_only(
+        Bug::SessionIdNotAscii,
+        "http.session-id-visible-ascii",
+        "FAIL",
+    );
+}
+
+#[test]
+fn two_messages_in_one_sse_event_warn() {
+    assert_only_skipping(
+        Bug::SseTwoInOne,
+        "http.sse-response",
+        "WARN",
+        &["http.sse-ends"],
+    );
+}
+
+#[test]
+fn sse_event_without_data_warns() {
+    assert_only_skipping(
+        Bug::SseNoData,
+        "http.sse-response",
+        "WARN",
+        &["http.sse-ends"],
+    );
+}
+
+#[test]
+fn no_origin_check_fails() {
+    assert_only(Bug::NoOriginCheck, "http.origin-forbidden", "FAIL");
+}
+
+#[test]
+fn mirrored_header_mismatch_accepted_fails() {
+    assert_only(
+        Bug::MirrorMismatchAccepted,
+        "http.modern-header-mismatch",
+        "FAIL",
+    );
+}
+
+#[test]
+fn ended_session_served_fails() {
+    assert_only(Bug::EndedSessionServed, "http.session-delete", "FAIL");
+}
+
+#[test]
+fn stdio_only_checks_are_not_applicable_over_http_and_http_checks_over_stdio() {
+    let url = start(None);
+    let (run, report) = check(&["--url", url.as_str(), "--only", "framing"], &[]);
+    assert_eq!(run.code, 0, "{}", describe(&report));
+    let na = with_status(&report, "N/A");
+    assert!(na.contains(&"framing.byte-at-a-time"), "{na:?}");
+    assert_eq!(status(&report, "framing.utf8"), "PASS");
+    assert!(report["targets"][0]["summary"]["notApplicable"].as_u64() > Some(5));
+    let dir = common::TempDir::new("http-na");
+    let junit = dir.path().join("junit.xml");
+    let (_, report) = check(
+        &[
+            "--only",
+            "http.origin-forbidden",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(status(&report, "http.origin-forbidden"), "N/A");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("NOT APPLICABLE: Streamable HTTP only"),
+        "{xml}"
+    );
+}
+
+/// `server-everything`'s entry point: under the interop suite's node_modules (this checkout's,
+/// or `MCP_INTEROP_NODE_MODULES`), if installed, and node on PATH.
+fn server_everything() -> Option<std::path::PathBuf> {
+    let modules = std::env::var_os("MCP_INTEROP_NODE_MODULES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            common::workspace_root()
+                .join("interop")
+                .join("node_modules")
+        });
+    let js = modules.join("@modelcontextprotocol/server-everything/dist/index.js");
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    (js.is_file() && node).then_some(js)
+}
+
+/// The real TypeScript SDK server over Streamable HTTP, started by the harness (`--url URL --
+/// node …`): the transport-independent checks run unchanged, and the verdicts recorded in
+/// docs/interop.md hold (it checks no Origin, and a session it ended gets 400, not 404).
+#[test]
+fn server_everything_over_streamable_http() {
+    let Some(js) = server_everything() else {
+        eprintln!("skipped: server-everything (interop/node_modules) or node not installed");
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let env = format!("PORT={port}");
+    let target = vec![
+        "node".to_owned(),
+        js.display().to_string(),
+        "streamableHttp".to_owned(),
+    ];
+    let (run, report) = check(&["--url", &url, "--env", &env], &target);
+    assert_eq!(
+        report["targets"][0]["startError"],
+        Value::Null,
+        "{}",
+        run.stderr
+    );
+    assert_eq!(report["targets"][0]["eras"], serde_json::json!(["legacy"]));
+    for id in [
+        "lifecycle.initialize-result",
+        "lifecycle.ping",
+        "jsonrpc.unknown-method",
+        "jsonrpc.ids-echoed",
+        "jsonrpc.concurrent-requests",
+        "tools.list-shape",
+        "http.notification-202",
+        "http.request-content-type",
+        "http.sse-response",
+        "http.get-stream",
+        "http.protocol-version-invalid",
+    ] {
+        assert_eq!(status(&report, id), "PASS", "{id}: {}", describe(&report));
+    }
+    assert_eq!(status(&report, "http.origin-forbidden"), "FAIL");
+    assert_eq!(status(&report, "http.session-delete"), "FAIL");
+    assert_eq!(status(&report, "framing.byte-at-a-time"), "N/A");
+    assert_eq!(run.code, 1);
+}
+
+/// `--header` and a config file's `headers` are sent but never shown: not in the text or
+/// JSON report, the JUnit file or the transcripts.
+#[test]
+fn header_values_never_appear_in_reports() {
+    const SECRET: &str = "s3cret-token-value";
+    let url = start(None);
+    let dir = common::TempDir::new("http-headers");
+    let junit = dir.path().join("junit.xml");
+    let transcripts = dir.path().join("transcripts");
+    let header = format!("Authorization: Bearer {SECRET}");
+    let (run, report) = check(
+        &[
+            "--url",
+            &url,
+            "--header",
+            &header,
+            "--only",
+            "http.notification-202",
+            "--only",
+            "lifecycle.ping",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--transcript",
+            transcripts.to_str().unwrap(),
+            "--verbose",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", describe(&report));
+    assert!(!run.stdout.contains(SECRET) && !run.stderr.contains(SECRET));
+    assert!(
+        run.stdout.contains("authorization: <redacted>")
+            || run.stdout.contains("Authorization: <redacted>")
+    );
+    assert!(!std::fs::read_to_string(&junit).unwrap().contains(SECRET));
+    for target in std::fs::read_dir(&transcripts).unwrap() {
+        for file in std::fs::read_dir(target.unwrap().path()).unwrap() {
+            let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+            assert!(!text.contains(SECRET), "{text}");
+        }
+    }
+
+    let config = serde_json::json!({"mcpServers": {
+        "remote": {"type": "http", "url": url, "headers": {"Authorization": format!("Bearer {SECRET}")}}
+    }});
+    let path = dir.write("mcp.json", &config.to_string());
+    let (run, report) = check(
+        &[
+            "--config",
+            path.to_str().unwrap(),
+            "--only",
+            "http.notification-202",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", describe(&report));
+    assert_eq!(report["targets"][0]["name"], "remote");
+    assert_eq!(report["targets"][0]["framing"], "http");
+    assert_eq!(status(&report, "http.notification-202"), "PASS");
+    assert!(!run.stdout.contains(SECRET));
+}
+
+/// The whole suite over HTTP against the fixture: the transport-independent checks run through
+/// the HTTP probe with nothing blocked, and the stdio-only ones are N/A.
+#[test]
+fn the_whole_suite_runs_over_http() {
+    let url = start(None);
+    let (run, report) = check(&["--url", url.as_str()], &[]);
+    assert_eq!(
+        report["targets"][0]["startError"],
+        Value::Null,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        with_status(&report, "BLOCKED").is_empty(),
+        "{}",
+        describe(&report)
+    );
+    for id in [
+        "lifecycle.initialize-result",
+        "lifecycle.initialized-no-reply",
+        "lifecycle.ping",
+        "jsonrpc.unknown-method",
+        "jsonrpc.ids-echoed",
+        "jsonrpc.unknown-notification",
+        "jsonrpc.concurrent-requests",
+        "tools.list-shape",
+        "tools.call-result-shape",
+        "cancellation.unknown-request",
+        "modern.result-type",
+    ] {
+        assert_eq!(status(&report, id), "PASS", "{id}: {}", describe(&report));
+    }
+    assert_eq!(status(&report, "framing.sigterm-exit"), "N/A");
+    eprintln!("{}", describe(&report));
+}
+
+/// The interop suite's Python (with the `mcp` 2.x SDK), if installed: this checkout's
+/// `interop/.venv`, or `MCP_INTEROP_PYTHON`.
+fn interop_python() -> Option<std::path::PathBuf> {
+    let python = std::env::var_os("MCP_INTEROP_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| common::workspace_root().join("interop/.venv/bin/python"));
+    let sdk2 = std::process::Command::new(&python)
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    sdk2.then_some(python)
+}
+
+/// The Python SDK's Streamable HTTP server (both eras): every http.* check passes.
+#[test]
+fn python_sdk_over_streamable_http() {
+    let Some(python) = interop_python() else {
+        eprintln!("skipped: the interop venv with the mcp 2.x SDK is not installed");
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_http_server.py");
+    let target = vec![
+        python.display().to_string(),
+        script.display().to_string(),
+        port.to_string(),
+    ];
+    let (run, report) = check(&["--url", &url, "--only", "http"], &target);
+    assert_eq!(
+        report["targets"][0]["startError"],
+        Value::Null,
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        report["targets"][0]["eras"],
+        serde_json::json!(["legacy", "modern"])
+    );
+    assert!(not_passing(&report).is_empty(), "{}", describe(&report));
+    assert_eq!(run.code, 0, "{}", describe(&report));
+}

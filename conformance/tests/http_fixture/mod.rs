@@ -1,0 +1,350 @@
+//! A Streamable HTTP MCP server for the harness's tests, in-process (axum on a free loopback
+//! port, its own runtime thread), speaking both eras: legacy with sessions and SSE replies,
+//! 2026-07-28 with mirrored-header validation and JSON replies. One [`Bug`] can be injected;
+//! each breaks exactly one `http.*` rule.
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use axum::Router;
+use serde_json::{json, Value};
+
+/// One defect of the fixture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bug {
+    /// A notification gets 200 instead of 202.
+    Notification200,
+    /// A request without the session id is served (no 400).
+    SessionNotRequired,
+    /// The session id holds a space.
+    SessionIdNotAscii,
+    /// A ping's SSE reply puts a notification and the response in one event.
+    SseTwoInOne,
+    /// A ping's SSE reply has the response on a line without `data:`.
+    SseNoData,
+    /// A foreign Origin is served.
+    NoOriginCheck,
+    /// Mirrored headers that disagree with the body are accepted (missing ones are not).
+    MirrorMismatchAccepted,
+    /// DELETE answers 200 but the session stays usable.
+    EndedSessionServed,
+}
+
+const VERSIONS: [&str; 4] = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"];
+const MODERN: &str = "2026-07-28";
+
+#[derive(Debug)]
+struct Fixture {
+    bug: Option<Bug>,
+    /// Only 2026-07-28: no initialize, GET and DELETE get 405.
+    modern_only: bool,
+    sessions: Mutex<HashSet<String>>,
+    next: Mutex<u64>,
+}
+
+/// Starts the fixture (both eras); returns its MCP endpoint URL.
+pub fn start(bug: Option<Bug>) -> String {
+    start_with(bug, false)
+}
+
+/// Starts a fixture that speaks only 2026-07-28.
+pub fn start_modern_only() -> String {
+    start_with(None, true)
+}
+
+fn start_with(bug: Option<Bug>, modern_only: bool) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let state = Arc::new(Fixture {
+        bug,
+        modern_only,
+        sessions: Mutex::default(),
+        next: Mutex::new(1),
+    });
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let app = Router::new().route("/mcp", any(handle)).with_state(state);
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    format!("http://{addr}/mcp")
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn error(status: StatusCode, id: Option<&Value>, code: i64, message: &str) -> Response {
+    let mut body = json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}});
+    if let Some(id) = id {
+        body["id"] = id.clone();
+    }
+    (
+        status,
+        [("content-type", "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn json_reply(v: &Value) -> Response {
+    (
+        StatusCode::OK,
+        [("content-type", "application/json")],
+        v.to_string(),
+    )
+        .into_response()
+}
+
+fn sse_reply(events: String, session: Option<&str>) -> Response {
+    let mut resp = (
+        StatusCode::OK,
+        [("content-type", "text/event-stream")],
+        events,
+    )
+        .into_response();
+    if let Some(s) = session {
+        resp.headers_mut()
+            .insert("mcp-session-id", HeaderValue::from_str(s).unwrap());
+    }
+    resp
+}
+
+fn tool() -> Value {
+    json!({"name": "echo", "description": "echoes text",
+           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+           "annotations": {"readOnlyHint": true, "destructiveHint": false}})
+}
+
+/// The result of `method`, or a JSON-RPC error (code, message).
+fn answer(method: &str, params: &Value, modern: bool) -> Result<Value, (i64, &'static str)> {
+    let done = |mut v: Value| {
+        if modern {
+            v["resultType"] = json!("complete");
+        }
+        v
+    };
+    match method {
+        "ping" if !modern => Ok(json!({})),
+        "server/discover" if modern => Ok(done(json!({
+            "supportedVersions": VERSIONS,
+            "capabilities": {"tools": {}},
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "http-fixture", "version": "1"}}
+        }))),
+        "tools/list" => {
+            if params.get("cursor").is_some() {
+                return Err((-32602, "invalid cursor"));
+            }
+            let mut v = done(json!({"tools": [tool()]}));
+            if modern {
+                v["ttlMs"] = json!(0);
+            }
+            Ok(v)
+        }
+        "tools/call" => match params.get("name").and_then(Value::as_str) {
+            Some("echo") => {
+                let text = params
+                    .pointer("/arguments/text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                Ok(done(json!({"content": [{"type": "text", "text": text}]})))
+            }
+            _ => Err((-32602, "unknown tool")),
+        },
+        _ => Err((-32601, "method not found")),
+    }
+}
+
+fn response(id: &Value, result: Result<Value, (i64, &str)>) -> Value {
+    match result {
+        Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}),
+        Err((code, message)) => {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+        }
+    }
+}
+
+async fn handle(
+    State(f): State<Arc<Fixture>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Some(origin) = header(&headers, "origin") {
+        let local =
+            origin.starts_with("http://127.0.0.1") || origin.starts_with("http://localhost");
+        if !local && f.bug != Some(Bug::NoOriginCheck) {
+            return error(StatusCode::FORBIDDEN, None, -32000, "forbidden origin");
+        }
+    }
+    let session = header(&headers, "mcp-session-id").map(str::to_owned);
+    if f.modern_only && method != Method::POST {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
+    match method {
+        Method::GET => return StatusCode::METHOD_NOT_ALLOWED.into_response(),
+        Method::DELETE => {
+            let Some(s) = session else {
+                return error(StatusCode::BAD_REQUEST, None, -32000, "no session");
+            };
+            let known = if f.bug == Some(Bug::EndedSessionServed) {
+                f.sessions.lock().unwrap().contains(&s)
+            } else {
+                f.sessions.lock().unwrap().remove(&s)
+            };
+            return if known {
+                StatusCode::OK.into_response()
+            } else {
+                StatusCode::NOT_FOUND.into_response()
+            };
+        }
+        Method::POST => {}
+        _ => return StatusCode::METHOD_NOT_ALLOWED.into_response(),
+    }
+    let Ok(msg) = serde_json::from_slice::<Value>(&body) else {
+        return error(StatusCode::BAD_REQUEST, None, -32700, "parse error");
+    };
+    let id = msg.get("id").cloned();
+    let name = msg
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let params = msg.get("params").cloned().unwrap_or(json!({}));
+    let meta_version = params
+        .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
+        .and_then(Value::as_str);
+    if let (Some(version), Some(id)) = (meta_version, &id) {
+        return modern(&f, &headers, id, &name, &params, version);
+    }
+    if f.modern_only {
+        return error(
+            StatusCode::BAD_REQUEST,
+            id.as_ref(),
+            -32601,
+            "only 2026-07-28 is spoken",
+        );
+    }
+    if let Some(v) = header(&headers, "mcp-protocol-version") {
+        if !VERSIONS.contains(&v) {
+            return error(
+                StatusCode::BAD_REQUEST,
+                id.as_ref(),
+                -32000,
+                "unsupported version",
+            );
+        }
+    }
+    if name == "initialize" {
+        let n = {
+            let mut next = f.next.lock().unwrap();
+            *next += 1;
+            *next
+        };
+        let sid = if f.bug == Some(Bug::SessionIdNotAscii) {
+            format!("fixture session {n}")
+        } else {
+            format!("fixture-session-{n}")
+        };
+        f.sessions.lock().unwrap().insert(sid.clone());
+        let offered = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let version = if VERSIONS[1..].contains(&offered) {
+            offered
+        } else {
+            VERSIONS[1]
+        };
+        let result = json!({"protocolVersion": version, "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "http-fixture", "version": "1"}});
+        let reply = response(id.as_ref().unwrap_or(&Value::Null), Ok(result));
+        return sse_reply(format!("event: message\ndata: {reply}\n\n"), Some(&sid));
+    }
+    match &session {
+        None if f.bug != Some(Bug::SessionNotRequired) => {
+            return error(StatusCode::BAD_REQUEST, None, -32000, "session id required");
+        }
+        Some(s) if !f.sessions.lock().unwrap().contains(s) => {
+            return error(StatusCode::NOT_FOUND, None, -32001, "session not found");
+        }
+        _ => {}
+    }
+    let Some(id) = id else {
+        return if f.bug == Some(Bug::Notification200) {
+            StatusCode::OK.into_response()
+        } else {
+            StatusCode::ACCEPTED.into_response()
+        };
+    };
+    let reply = response(&id, answer(&name, &params, false));
+    let events = match (f.bug, name.as_str()) {
+        (Some(Bug::SseTwoInOne), "ping") => {
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                              "params": {"level": "info", "data": "x"}});
+            format!("data: {note}\ndata: {reply}\n\n")
+        }
+        (Some(Bug::SseNoData), "ping") => format!("event: message\n{reply}\n\n"),
+        _ => format!("event: message\ndata: {reply}\n\n"),
+    };
+    sse_reply(events, None)
+}
+
+/// A 2026-07-28 request: its mirrored headers are validated, then it is answered in JSON.
+fn modern(
+    f: &Fixture,
+    headers: &HeaderMap,
+    id: &Value,
+    method: &str,
+    params: &Value,
+    version: &str,
+) -> Response {
+    let mismatch = |what: &str| error(StatusCode::BAD_REQUEST, Some(id), -32020, what);
+    let lenient = f.bug == Some(Bug::MirrorMismatchAccepted);
+    match header(headers, "mcp-protocol-version") {
+        None => return mismatch("MCP-Protocol-Version missing"),
+        Some(v) if v != version && !lenient => return mismatch("MCP-Protocol-Version differs"),
+        _ => {}
+    }
+    match header(headers, "mcp-method") {
+        None => return mismatch("Mcp-Method missing"),
+        Some(m) if m != method && !lenient => return mismatch("Mcp-Method differs"),
+        _ => {}
+    }
+    let key = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(key) = key {
+        let body = params.get(key).and_then(Value::as_str);
+        match header(headers, "mcp-name") {
+            None => return mismatch("Mcp-Name missing"),
+            Some(n) if Some(n) != body && !lenient => return mismatch("Mcp-Name differs"),
+            _ => {}
+        }
+    }
+    if !VERSIONS.contains(&version) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            Some(id),
+            -32022,
+            "unsupported version",
+        );
+    }
+    let _ = MODERN;
+    json_reply(&response(id, answer(method, params, true)))
+}
