@@ -34,7 +34,7 @@ pub(crate) fn check(
                 .to_str()
                 .map_err(|_| "the Mcp-Name header is not visible ASCII".to_owned())?;
             let decoded = decode_sentinel(raw)
-                .ok_or_else(|| "the Mcp-Name header has invalid =?base64?…?= encoding")?;
+                .ok_or("the Mcp-Name header has invalid =?base64?…?= encoding")?;
             if decoded == name {
                 Ok(())
             } else {

@@ -13,6 +13,7 @@
 //! * [`post`]: reading a bounded body and choosing the era of the message;
 //! * [`mirror`]: 2026-07-28 mirrored headers (-32020);
 //! * [`sessions`]: legacy sessions, bounded and expiring;
+//! * [`state`]: what every handler shares;
 //! * [`exchange`]: a dispatch to a response, with tool calls in tasks and cancellation;
 //! * [`reply`]: JSON, SSE, 202 and error bodies.
 //!
@@ -30,6 +31,7 @@ mod reply;
 mod routes;
 mod server;
 mod sessions;
+mod state;
 
 pub use self::config::{HttpConfig, DEFAULT_ADDR};
 pub use self::server::serve_http;

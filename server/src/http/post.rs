@@ -17,9 +17,9 @@ use serde_json::Value;
 
 use super::exchange::{answer, batch};
 use super::origin::{is_json, protocol_version, text, HeaderVersion};
-use super::reply::{empty, ready, rpc_error, Accept};
-use super::routes::{session_not_found, Shared};
+use super::reply::{empty, ready, rpc_error, session_not_found, Accept};
 use super::sessions::{HttpSession, InsertError};
+use super::state::Shared;
 use crate::connection::{lock, log_incoming};
 use crate::error::ServerError;
 use crate::params::ServerParams;

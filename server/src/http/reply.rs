@@ -9,7 +9,7 @@ use axum::response::Response;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use mcp_protocol::http::{accepts, write_event, EVENT_STREAM, JSON};
-use mcp_protocol::{ErrorObject, Outgoing, RequestId};
+use mcp_protocol::{ErrorCode, ErrorObject, Outgoing, RequestId};
 
 /// How a request's reply travels, chosen from its `Accept` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,4 +149,17 @@ pub(crate) fn method_not_allowed(allow: &'static str) -> Response {
 fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Vec<u8> {
     // Messages have string keys and no fallible serializers: this cannot fail.
     serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// 404 for an unknown, ended or idled-out session (§Session Management 3: MUST), with a
+/// JSON-RPC error saying what to do.
+pub(crate) fn session_not_found() -> Response {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        None,
+        ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            "Session not found: it ended or never existed; send initialize without Mcp-Session-Id to start a new one",
+        ),
+    )
 }

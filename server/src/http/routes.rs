@@ -12,21 +12,9 @@ use axum::Router;
 use mcp_protocol::http::SESSION_ID;
 use mcp_protocol::{ErrorCode, ErrorObject};
 
-use super::config::HttpConfig;
 use super::origin::{origin_allowed, text};
-use super::reply::{empty, method_not_allowed, rpc_error};
-use super::sessions::Sessions;
-use crate::info::ServerInfo;
-use crate::tools::ToolSet;
-
-/// What every request handler shares.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) config: HttpConfig,
-    pub(crate) sessions: Sessions,
-    pub(crate) tools: Arc<ToolSet>,
-    pub(crate) info: ServerInfo,
-}
+use super::reply::{empty, method_not_allowed, rpc_error, session_not_found};
+use super::state::Shared;
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     let path = shared.config.path.clone();
@@ -103,17 +91,4 @@ fn delete(shared: &Shared, request: &Request) -> Response {
 
 fn session(shared: &Shared, request: &Request) -> Option<Arc<super::sessions::HttpSession>> {
     text(request.headers(), SESSION_ID).and_then(|id| shared.sessions.get(id))
-}
-
-/// 404 for an unknown, ended or idled-out session (§Session Management 3: MUST), with a
-/// JSON-RPC error saying what to do.
-pub(crate) fn session_not_found() -> Response {
-    rpc_error(
-        StatusCode::NOT_FOUND,
-        None,
-        ErrorObject::new(
-            ErrorCode::INVALID_REQUEST,
-            "Session not found: it ended or never existed; send initialize without Mcp-Session-Id to start a new one",
-        ),
-    )
 }

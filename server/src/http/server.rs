@@ -17,8 +17,9 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use super::config::HttpConfig;
-use super::routes::{router, Shared};
+use super::routes::router;
 use super::sessions::Sessions;
+use super::state::Shared;
 use crate::exit::Exit;
 use crate::info::ServerInfo;
 use crate::tools::ToolSet;
