@@ -35,3 +35,6 @@ mod state;
 
 pub use self::config::{HttpConfig, DEFAULT_ADDR};
 pub use self::server::serve_http;
+
+#[cfg(test)]
+mod tests;
