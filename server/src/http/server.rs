@@ -2,7 +2,9 @@
 //!
 //! Each accepted connection is served by hyper's HTTP/1 connection driver with a timer, so
 //! a client that sends its request head slowly (slowloris) is cut off after
-//! `header_timeout`, and a head larger than `max_header_bytes` gets 431. On the shutdown
+//! `header_timeout` (the timer also runs while a keep-alive connection waits for its next
+//! request, so idle connections are closed too), and a head larger than `max_header_bytes`
+//! gets 431; hyper's read buffer is bounded by the same number. On the shutdown
 //! signal the listener closes, idle keep-alive connections close, and requests in flight
 //! finish within `shutdown_grace` (hyper-util's `GracefulShutdown`).
 
@@ -59,6 +61,7 @@ pub async fn serve_http(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(config.header_timeout)
+        .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes.max(MIN_BUF));
     let grace = config.shutdown_grace;
     let shared = Arc::new(Shared {
