@@ -66,6 +66,11 @@ struct Cli {
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_sessions: u64,
 
+    /// The most HTTP connections served at once; more wait until one closes.
+    #[arg(long, value_name = "N", default_value_t = 1024, requires = "http",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: u64,
+
     /// Seconds an HTTP session may stay unused before it ends (later requests get 404).
     #[arg(long, value_name = "SECS", default_value_t = 600.0, requires = "http",
           value_parser = parse_secs)]
@@ -237,6 +242,7 @@ fn serve_over_http(cli: &Cli, addr: SocketAddr) -> ExitCode {
         allowed_origins: cli.allow_origin.clone(),
         max_message_bytes: usize::try_from(cli.max_message_bytes).unwrap_or(usize::MAX),
         max_sessions: usize::try_from(cli.max_sessions).unwrap_or(usize::MAX),
+        max_connections: usize::try_from(cli.max_connections).unwrap_or(usize::MAX),
         session_idle: Duration::from_secs_f64(cli.session_idle_secs),
         header_timeout: Duration::from_secs_f64(cli.http_header_timeout),
         body_timeout: Duration::from_secs_f64(cli.http_body_timeout),

@@ -863,10 +863,36 @@ fn help_mentions_http() {
         "--http-path",
         "--allow-origin",
         "--max-sessions",
+        "--max-connections",
         "--session-idle-secs",
         "--http-header-timeout",
         "--http-body-timeout",
     ] {
         assert!(help.contains(flag), "{flag} missing from --help");
     }
+}
+
+/// With `--max-connections 1` a second connection is served only once the first closes.
+#[tokio::test]
+async fn connections_beyond_the_cap_wait_for_a_free_slot() {
+    let server = Server::start(&["--max-connections", "1"]).await;
+    let mut first = server.client().await;
+    let ok = first.post(&[], &initialize(1, "2025-11-25")).await;
+    assert_eq!(ok.status, StatusCode::OK);
+
+    let addr = server.addr;
+    let second = tokio::spawn(async move {
+        let mut c = Client::connect(addr).await;
+        c.post(&[], &initialize(2, "2025-11-25")).await.status
+    });
+    // The first connection is still served while the second waits.
+    let again = first.post(&[], &initialize(3, "2025-11-25")).await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert!(!second.is_finished(), "served beyond the connection cap");
+    drop(first);
+    let status = tokio::time::timeout(HANG, second)
+        .await
+        .expect("the waiting connection was never served")
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
 }

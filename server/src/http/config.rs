@@ -32,6 +32,9 @@ pub struct HttpConfig {
     pub max_header_bytes: usize,
     /// Sessions alive at once; an `initialize` beyond this gets 503.
     pub max_sessions: usize,
+    /// Connections served at once; more wait in the listen backlog until one closes. With
+    /// `max_message_bytes` this bounds the memory bodies in flight can take.
+    pub max_connections: usize,
     /// A session unused for this long ends (its id then gets 404).
     pub session_idle: Duration,
     /// How long a client may take to send a request head (slowloris bound).
@@ -51,6 +54,7 @@ impl Default for HttpConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_header_bytes: 16 * 1024,
             max_sessions: 1024,
+            max_connections: 1024,
             session_idle: Duration::from_secs(600),
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),

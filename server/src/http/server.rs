@@ -17,6 +17,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use super::config::HttpConfig;
 use super::routes::router;
@@ -64,6 +65,7 @@ pub async fn serve_http(
         .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes.max(MIN_BUF));
     let grace = config.shutdown_grace;
+    let max_connections = config.max_connections.max(1);
     let shared = Arc::new(Shared {
         sessions: Sessions::new(config.max_sessions, config.session_idle),
         config,
@@ -73,16 +75,24 @@ pub async fn serve_http(
     let sweeper = tokio::spawn(sweep_forever(Arc::clone(&shared)));
     let app = router(shared);
     let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(max_connections));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
+        // A free connection slot first, then a connection: at the cap, new clients wait in
+        // the backlog instead of taking memory.
+        let accepted = async {
+            let slot = Arc::clone(&slots).acquire_owned().await;
+            (slot, listener.accept().await)
+        };
         tokio::select! {
-            accepted = listener.accept() => match accepted {
+            (slot, accepted) = accepted => match accepted {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
                     let service = TowerToHyperService::new(app.clone());
                     let connection = builder.serve_connection(TokioIo::new(stream), service);
                     let connection = graceful.watch(connection);
                     tokio::spawn(async move {
+                        let _slot = slot;
                         if let Err(e) = connection.await {
                             tracing::debug!(%peer, "connection ended: {e}");
                         }
