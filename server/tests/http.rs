@@ -336,6 +336,8 @@ async fn session_and_version_headers_are_checked() {
         .await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
 
+    // Another supported version is accepted (the official conformance suite sends
+    // 2025-03-26 on a 2025-11-25 session); the negotiated version still decides.
     let other_version = c
         .post(
             &[
@@ -345,7 +347,18 @@ async fn session_and_version_headers_are_checked() {
             &echo(3, "x"),
         )
         .await;
-    assert_eq!(other_version.status, StatusCode::BAD_REQUEST);
+    assert_eq!(other_version.status, StatusCode::OK);
+    assert!(other_version.json()["result"]["structuredContent"].is_object());
+    let modern_header = c
+        .post(
+            &[
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "2026-07-28"),
+            ],
+            &echo(31, "x"),
+        )
+        .await;
+    assert_eq!(modern_header.status, StatusCode::BAD_REQUEST);
     let invalid_version = c
         .post(
             &[

@@ -266,8 +266,11 @@ fn initialize(
 }
 
 /// A message of a legacy session: `Mcp-Session-Id` required (400 without, §Session
-/// Management 2), known (404 otherwise), and an `MCP-Protocol-Version`, when sent, equal to
-/// the negotiated version (400 otherwise: the client and the session disagree on the rules).
+/// Management 2) and known (404 otherwise). An `MCP-Protocol-Version` that names no version
+/// this server speaks was already refused (400); one that names another legacy version than
+/// the negotiated one is accepted, as the official conformance suite and the SDKs expect
+/// (the session's negotiated version decides); 2026-07-28 on a message that is not a
+/// 2026-07-28 request (no `_meta`) is 400.
 async fn legacy(
     shared: &Shared,
     headers: &HeaderMap,
@@ -293,23 +296,25 @@ async fn legacy(
         return session_not_found();
     };
     let negotiated = lock(&session.session).version();
-    let agrees = match header_version {
-        HeaderVersion::Absent => true,
-        HeaderVersion::Legacy(v) => Some(v) == negotiated,
-        HeaderVersion::Modern => false,
-    };
-    if !agrees {
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            request_id,
-            ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "Bad Request: the MCP-Protocol-Version header does not match this session's negotiated version {}",
-                    negotiated.map_or("(none)", |v| v.as_str())
+    match header_version {
+        HeaderVersion::Legacy(v) if Some(v) != negotiated => {
+            // Supported, so not a 400; the session's negotiated version still decides.
+            tracing::debug!(header = %v, negotiated = ?negotiated.map(|n| n.as_str()), "MCP-Protocol-Version differs from the session's negotiated version");
+        }
+        HeaderVersion::Modern => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                request_id,
+                ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "Bad Request: MCP-Protocol-Version 2026-07-28 on a message without params._meta in a session negotiated at {} (a 2026-07-28 request carries its version in params._meta)",
+                        negotiated.map_or("(none)", |v| v.as_str())
+                    ),
                 ),
-            ),
-        );
+            );
+        }
+        _ => {}
     }
     match incoming {
         Incoming::Single(message) => {
