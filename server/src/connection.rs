@@ -230,7 +230,7 @@ fn cannot_run(id: RequestId, cause: &std::io::Error) -> Response {
     Response::error(Some(id), e.to_error_object())
 }
 
-fn log_incoming<P>(message: &Message<P>) {
+pub(crate) fn log_incoming<P>(message: &Message<P>) {
     match message {
         // Cut: a peer's 100 KiB method name must not become a 100 KiB log line.
         Message::Request(r) => tracing::debug!(

@@ -94,7 +94,7 @@ fn cut(s: &str, max: usize) -> Cow<'_, str> {
 }
 
 /// A peer's string in `Debug` quotes, cut first: escaping can make one byte six (`\u{1f}`).
-fn quoted(s: &str) -> String {
+pub(crate) fn quoted(s: &str) -> String {
     let limit = MAX_SHOWN / 2;
     if s.len() <= limit {
         return format!("{s:?}");

@@ -5,6 +5,8 @@
 //! binary runs when stdin and stdout are pipes or sockets (plain blocking reads and writes on
 //! its main thread), and the async [`serve`], for anything else and for in-memory tests. Both
 //! only read, write and wait; what to do with the bytes is one sans-I/O core's.
+//! [`serve_http`] serves the same protocol core over Streamable HTTP instead (both the
+//! 2025 session era and stateless 2026-07-28), for `--http`.
 //! Logs go through `tracing`; the binary sends them to stderr, never stdout.
 
 mod blocking;
@@ -12,6 +14,7 @@ mod config;
 mod connection;
 mod error;
 mod exit;
+mod http;
 mod info;
 mod modern;
 mod pacing;
@@ -27,6 +30,7 @@ pub use crate::blocking::{serve_blocking, BlockingStdio, Stopper};
 pub use crate::config::Config;
 pub use crate::error::ServerError;
 pub use crate::exit::Exit;
+pub use crate::http::{serve_http, HttpConfig, DEFAULT_ADDR as DEFAULT_HTTP_ADDR};
 pub use crate::info::ServerInfo;
 pub use crate::params::{ServerParams, ToolCallParts};
 pub use crate::serve::serve;

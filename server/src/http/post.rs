@@ -1,0 +1,330 @@
+//! POST: one JSON-RPC message (or a 2025-03-26 batch) per request. The body is bounded and
+//! timed before it is read, parsed with the server's params, and sent down one of three
+//! paths: a 2026-07-28 request (stateless, mirrored headers checked), an `initialize` (a new
+//! legacy session), or a message of an existing legacy session.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use mcp_protocol::http::{HEADER_MISMATCH, SESSION_ID};
+use mcp_protocol::mcp::{methods, modern};
+use mcp_protocol::{ErrorCode, ErrorObject, FrameError, Incoming, Message};
+use serde_json::Value;
+
+use super::exchange::{answer, batch};
+use super::origin::{is_json, protocol_version, text, HeaderVersion};
+use super::reply::{empty, ready, rpc_error, session_not_found, Accept};
+use super::sessions::{HttpSession, InsertError};
+use super::state::Shared;
+use crate::connection::{lock, log_incoming};
+use crate::error::ServerError;
+use crate::params::ServerParams;
+use crate::session::{Dispatch, Session};
+
+pub(crate) async fn post(shared: &Shared, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let headers = &parts.headers;
+    if !is_json(headers) {
+        return rpc_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                "Unsupported Media Type: a POST body must be one JSON-RPC message with Content-Type: application/json",
+            ),
+        );
+    }
+    let header_version = match protocol_version(headers) {
+        Ok(v) => v,
+        // §Protocol Version Header: invalid or unsupported MUST get 400.
+        Err(bad) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                ServerError::UnsupportedProtocolVersion(bad).to_error_object(),
+            )
+        }
+    };
+    let accept = Accept::from_header(text(headers, header::ACCEPT.as_str()));
+    let bytes = match read_body(body, headers, shared).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+    let incoming = match mcp_protocol::parse_as::<ServerParams>(&bytes) {
+        Ok(incoming) => incoming,
+        Err(e) => {
+            tracing::warn!("bad POST body: {e}");
+            // An invalid response is answered with no id: its id names a request of the
+            // client's own.
+            let id = (!e.is_response())
+                .then(|| e.request_id().cloned())
+                .flatten();
+            return rpc_error(StatusCode::BAD_REQUEST, id, e.to_error_object());
+        }
+    };
+    let has_session = headers.contains_key(SESSION_ID);
+    match incoming {
+        Incoming::Single(Message::Request(r))
+            if r.method != methods::INITIALIZE && is_modern(r.params.as_ref()) =>
+        {
+            // 2026-07-28 §Backward Compatibility: an Mcp-Session-Id on such a request is
+            // ignored.
+            modern_request(shared, headers, accept, r, &bytes).await
+        }
+        Incoming::Single(Message::Request(r))
+            if r.method == methods::INITIALIZE && !has_session =>
+        {
+            initialize(shared, accept, r)
+        }
+        Incoming::Single(m @ (Message::Notification(_) | Message::Response(_)))
+            if !has_session && header_version == HeaderVersion::Modern =>
+        {
+            // A session-less 2026-07-28 notification: nothing to act on (closing a response
+            // stream, not notifications/cancelled, cancels over HTTP in that revision).
+            log_incoming(&m);
+            empty(StatusCode::ACCEPTED)
+        }
+        other => legacy(shared, headers, header_version, accept, other).await,
+    }
+}
+
+/// Reads at most `--max-message-bytes` within the body timeout: a declared Content-Length
+/// over the limit gets 413 before a byte is read, and a chunked body that grows past it gets
+/// 413 as soon as it does.
+async fn read_body(body: Body, headers: &HeaderMap, shared: &Shared) -> Result<Bytes, Response> {
+    let max = shared.config.max_message_bytes;
+    let too_large = |declared: Option<u64>| {
+        rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            FrameError::TooLarge { declared, max }.to_error_object(),
+        )
+    };
+    let declared =
+        text(headers, header::CONTENT_LENGTH.as_str()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large(declared));
+    }
+    let timeout = shared.config.body_timeout;
+    match tokio::time::timeout(timeout, Limited::new(body, max).collect()).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(None)),
+        Ok(Err(e)) => Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorObject::new(
+                ErrorCode::PARSE_ERROR,
+                format!("Parse error: the request body could not be read: {e}"),
+            ),
+        )),
+        Err(_) => Err(rpc_error(
+            StatusCode::REQUEST_TIMEOUT,
+            None,
+            ErrorObject::new(
+                ErrorCode::PARSE_ERROR,
+                format!(
+                    "Parse error: the request body did not arrive within {} s",
+                    timeout.as_secs_f64()
+                ),
+            ),
+        )),
+    }
+}
+
+fn is_modern(params: Option<&ServerParams>) -> bool {
+    crate::modern::check_meta(params.and_then(ServerParams::meta)).is_some()
+}
+
+/// 406 for a request whose `Accept` lists neither media type the reply could take.
+fn not_acceptable(id: mcp_protocol::RequestId) -> Response {
+    rpc_error(
+        StatusCode::NOT_ACCEPTABLE,
+        Some(id),
+        ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            "Not Acceptable: Accept must list application/json and text/event-stream",
+        ),
+    )
+}
+
+/// A 2026-07-28 request: mirrored headers checked against the body, then served by a
+/// session of its own (no handshake, no state kept), as stdio serves such requests.
+async fn modern_request(
+    shared: &Shared,
+    headers: &HeaderMap,
+    accept: Option<Accept>,
+    request: mcp_protocol::Request<ServerParams>,
+    bytes: &[u8],
+) -> Response {
+    let Some(accept) = accept else {
+        return not_acceptable(request.id);
+    };
+    // The body parsed as a request already; read as a tree only for the mirrored values.
+    let body: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+    let params = body.get("params");
+    let meta_version = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(modern::META_PROTOCOL_VERSION))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if let Err(why) = super::mirror::check(headers, &request.method, params, meta_version) {
+        tracing::warn!("header mismatch: {why}");
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            Some(request.id),
+            ErrorObject::new(
+                ErrorCode(HEADER_MISMATCH),
+                format!("Header mismatch: {why}"),
+            ),
+        );
+    }
+    let mut session = Session::new(Arc::clone(&shared.tools), shared.info.clone());
+    let message = Message::Request(request);
+    log_incoming(&message);
+    answer(session.handle(message), Some(accept), None, true).await
+}
+
+/// `initialize` without a session: answered by a new [`Session`], which is kept under a new
+/// `Mcp-Session-Id` when the handshake succeeded (§Session Management 1).
+fn initialize(
+    shared: &Shared,
+    accept: Option<Accept>,
+    request: mcp_protocol::Request<ServerParams>,
+) -> Response {
+    let Some(accept) = accept else {
+        return not_acceptable(request.id);
+    };
+    let id = request.id.clone();
+    let mut session = Session::new(Arc::clone(&shared.tools), shared.info.clone());
+    let message = Message::Request(request);
+    log_incoming(&message);
+    let out = match session.handle(message) {
+        Dispatch::Reply(out) => out,
+        // `initialize` is always answered at once.
+        _ => {
+            return rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Some(id),
+                ErrorObject::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    "Internal error: initialize did not complete",
+                ),
+            )
+        }
+    };
+    if session.version().is_none() {
+        // Invalid params: the error is the reply, and no session is kept.
+        return ready(StatusCode::OK, accept.for_ready(), &out);
+    }
+    match shared.sessions.insert(HttpSession::new(session)) {
+        Ok(sid) => {
+            tracing::info!(session = %sid, "session created");
+            let mut response = ready(StatusCode::OK, accept.for_ready(), &out);
+            if let Ok(value) = HeaderValue::from_str(&sid) {
+                response.headers_mut().insert(SESSION_ID, value);
+            }
+            response
+        }
+        Err(InsertError::Full(_)) => {
+            tracing::warn!(
+                max = shared.config.max_sessions,
+                "session limit reached: initialize refused"
+            );
+            let mut response = rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(id),
+                ErrorObject::new(
+                    ErrorCode(-32000),
+                    format!(
+                        "Server busy: it holds its maximum of {} sessions; end one with DELETE, or retry after idle ones expire",
+                        shared.config.max_sessions
+                    ),
+                ),
+            );
+            let retry = shared.sessions.idle().as_secs().clamp(1, 60).to_string();
+            if let Ok(value) = HeaderValue::from_str(&retry) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            response
+        }
+        Err(InsertError::Random(e)) => {
+            tracing::error!("cannot make a session id: {e}");
+            rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Some(id),
+                ErrorObject::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    "Internal error: cannot make a session id",
+                ),
+            )
+        }
+    }
+}
+
+/// A message of a legacy session: `Mcp-Session-Id` required (400 without, §Session
+/// Management 2) and known (404 otherwise). An `MCP-Protocol-Version` that names no version
+/// this server speaks was already refused (400); one that names another legacy version than
+/// the negotiated one is accepted, as the official conformance suite and the SDKs expect
+/// (the session's negotiated version decides); 2026-07-28 on a message that is not a
+/// 2026-07-28 request (no `_meta`) is 400.
+async fn legacy(
+    shared: &Shared,
+    headers: &HeaderMap,
+    header_version: HeaderVersion,
+    accept: Option<Accept>,
+    incoming: Incoming<ServerParams>,
+) -> Response {
+    let request_id = match &incoming {
+        Incoming::Single(Message::Request(r)) => Some(r.id.clone()),
+        _ => None,
+    };
+    if !headers.contains_key(SESSION_ID) {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            request_id,
+            ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                "Bad Request: Mcp-Session-Id header is required; send initialize first (or make this a 2026-07-28 request, with params._meta and the mirrored headers)",
+            ),
+        );
+    }
+    let Some(session) = text(headers, SESSION_ID).and_then(|id| shared.sessions.get(id)) else {
+        return session_not_found();
+    };
+    let negotiated = lock(&session.session).version();
+    match header_version {
+        HeaderVersion::Legacy(v) if Some(v) != negotiated => {
+            // Supported, so not a 400; the session's negotiated version still decides.
+            tracing::debug!(header = %v, negotiated = ?negotiated.map(|n| n.as_str()), "MCP-Protocol-Version differs from the session's negotiated version");
+        }
+        HeaderVersion::Modern => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                request_id,
+                ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "Bad Request: MCP-Protocol-Version 2026-07-28 on a message without params._meta in a session negotiated at {} (a 2026-07-28 request carries its version in params._meta)",
+                        negotiated.map_or("(none)", |v| v.as_str())
+                    ),
+                ),
+            );
+        }
+        _ => {}
+    }
+    match incoming {
+        Incoming::Single(message) => {
+            if let (Message::Request(r), None) = (&message, accept) {
+                return not_acceptable(r.id.clone());
+            }
+            log_incoming(&message);
+            let dispatch = lock(&session.session).handle(message);
+            answer(dispatch, accept, Some(session), false).await
+        }
+        Incoming::Batch(items) => batch(session, accept, items).await,
+    }
+}

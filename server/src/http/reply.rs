@@ -1,0 +1,165 @@
+//! Writing HTTP responses: one JSON body, an SSE stream, 202, and JSON-RPC errors with an
+//! HTTP status (`basic/transports.mdx` §Sending Messages to the Server).
+
+use std::convert::Infallible;
+
+use axum::body::{Body, Bytes};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::Response;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use mcp_protocol::http::{accepts, write_event, EVENT_STREAM, JSON};
+use mcp_protocol::{ErrorCode, ErrorObject, Outgoing, RequestId};
+
+/// How a request's reply travels, chosen from its `Accept` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// `application/json`: one body.
+    Json,
+    /// `text/event-stream`: one `data:` event per JSON-RPC message; the stream ends after
+    /// the response.
+    Sse,
+}
+
+/// What `Accept` allows. Clients MUST list both media types; one that lists both gets JSON
+/// for a reply ready at once (one body, no framing) and SSE for one that is still running
+/// (see [`Format::for_pending`]). One that lists only one gets that one. A request with no
+/// `Accept` at all accepts anything (RFC 9110 §12.5.1) and gets JSON; one whose `Accept`
+/// lists neither gets 406.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Accept {
+    json: bool,
+    sse: bool,
+}
+
+impl Accept {
+    /// What a request with no `Accept` header gets.
+    pub(crate) const JSON: Accept = Accept {
+        json: true,
+        sse: false,
+    };
+
+    pub(crate) fn from_header(value: Option<&str>) -> Option<Accept> {
+        let Some(value) = value else {
+            return Some(Accept::JSON);
+        };
+        let accept = Accept {
+            json: accepts(value, JSON),
+            sse: accepts(value, EVENT_STREAM),
+        };
+        (accept.json || accept.sse).then_some(accept)
+    }
+
+    /// For a reply ready now.
+    pub(crate) fn for_ready(self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            Format::Sse
+        }
+    }
+
+    /// For a reply still being computed: SSE when allowed, so the headers go out at once and
+    /// closing the stream is the client's way to give up on it.
+    pub(crate) fn for_pending(self) -> Format {
+        if self.sse {
+            Format::Sse
+        } else {
+            Format::Json
+        }
+    }
+}
+
+/// A reply that is ready.
+pub(crate) fn ready(status: StatusCode, format: Format, out: &Outgoing) -> Response {
+    match format {
+        Format::Json => json(status, out),
+        Format::Sse => sse(status, Body::from(events(out))),
+    }
+}
+
+/// A reply that is still running, as an SSE stream that opens now and carries the reply
+/// when it comes. `None` from `later` (the request was cancelled) ends the stream with no
+/// event: after `notifications/cancelled` the server sends no response (`utilities/
+/// cancellation.mdx`).
+pub(crate) fn sse_later(later: BoxFuture<'static, Option<Outgoing>>) -> Response {
+    let stream = later
+        .map(|out| Ok::<Bytes, Infallible>(out.map(|o| events(&o)).unwrap_or_default().into()))
+        .into_stream();
+    sse(StatusCode::OK, Body::from_stream(stream))
+}
+
+fn events(out: &Outgoing) -> Vec<u8> {
+    let mut body = Vec::new();
+    match out {
+        Outgoing::Batch(messages) => {
+            for m in messages {
+                write_event(&mut body, None, &to_json(m));
+            }
+        }
+        single => write_event(&mut body, None, &to_json(single)),
+    }
+    body
+}
+
+fn sse(status: StatusCode, body: Body) -> Response {
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // 2026-07-28 §Receiving Messages: SHOULD, so proxies do not buffer events.
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+/// A JSON body with this status.
+pub(crate) fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
+    let mut r = Response::new(Body::from(to_json(value)));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+    r
+}
+
+/// A JSON-RPC error response as the body of an HTTP error. `id` is `None` where the spec
+/// says the body "has no id" (an error about no request in particular).
+pub(crate) fn rpc_error(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> Response {
+    json(
+        status,
+        &Outgoing::from(mcp_protocol::Response::error(id, error)),
+    )
+}
+
+/// No body: 202 for an accepted notification or response, 204 for a DELETE.
+pub(crate) fn empty(status: StatusCode) -> Response {
+    let mut r = Response::new(Body::empty());
+    *r.status_mut() = status;
+    r
+}
+
+/// 405 with the `Allow` header RFC 9110 §15.5.6 requires.
+pub(crate) fn method_not_allowed(allow: &'static str) -> Response {
+    let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    r
+}
+
+fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    // Messages have string keys and no fallible serializers: this cannot fail.
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// 404 for an unknown, ended or idled-out session (§Session Management 3: MUST), with a
+/// JSON-RPC error saying what to do.
+pub(crate) fn session_not_found() -> Response {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        None,
+        ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            "Session not found: it ended or never existed; send initialize without Mcp-Session-Id to start a new one",
+        ),
+    )
+}

@@ -1,0 +1,140 @@
+//! Listening, serving connections within bounds, and shutting down gracefully.
+//!
+//! Each accepted connection is served by hyper's HTTP/1 connection driver with a timer, so
+//! a client that sends its request head slowly (slowloris) is cut off after
+//! `header_timeout` (the timer also runs while a keep-alive connection waits for its next
+//! request, so idle connections are closed too), and a head larger than `max_header_bytes`
+//! gets 431; hyper's read buffer is bounded by the same number. On the shutdown
+//! signal the listener closes, idle keep-alive connections close, and requests in flight
+//! finish within `shutdown_grace` (hyper-util's `GracefulShutdown`).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use super::config::HttpConfig;
+use super::routes::router;
+use super::sessions::Sessions;
+use super::state::Shared;
+use crate::exit::Exit;
+use crate::info::ServerInfo;
+use crate::tools::ToolSet;
+
+/// hyper's smallest allowed read buffer (it panics below this).
+const MIN_BUF: usize = 8192;
+
+/// Serves MCP over Streamable HTTP until `shutdown` completes, then drains.
+///
+/// Prints `listening on http://ADDR/PATH` on stderr once bound (ADDR as bound, so port 0
+/// shows the port chosen): a fixed line that scripts and tests wait for, printed whatever
+/// the log level. Returns [`Exit::Shutdown`] when every request in flight finished within
+/// the grace period, [`Exit::DrainTimedOut`] otherwise; binding fails with the I/O error.
+pub async fn serve_http(
+    config: HttpConfig,
+    tools: Arc<ToolSet>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<Exit> {
+    let listener = TcpListener::bind(config.addr).await?;
+    let local = listener.local_addr()?;
+    if !local.ip().is_loopback() {
+        tracing::warn!(
+            addr = %local,
+            "listening on a non-loopback address: any host that can reach it can use this server (there is no authentication)"
+        );
+    }
+    eprintln!("listening on http://{local}{}", config.path);
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        addr = %local,
+        path = config.path,
+        max_sessions = config.max_sessions,
+        "serving MCP over Streamable HTTP"
+    );
+
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_timeout)
+        .max_header_size(config.max_header_bytes)
+        .max_buf_size(config.max_header_bytes.max(MIN_BUF));
+    let grace = config.shutdown_grace;
+    let max_connections = config.max_connections.max(1);
+    let shared = Arc::new(Shared {
+        sessions: Sessions::new(config.max_sessions, config.session_idle),
+        config,
+        tools,
+        info: ServerInfo::default(),
+    });
+    let sweeper = tokio::spawn(sweep_forever(Arc::clone(&shared)));
+    let app = router(shared);
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(max_connections));
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        // A free connection slot first, then a connection: at the cap, new clients wait in
+        // the backlog instead of taking memory.
+        let accepted = async {
+            let slot = Arc::clone(&slots).acquire_owned().await;
+            (slot, listener.accept().await)
+        };
+        tokio::select! {
+            (slot, accepted) = accepted => match accepted {
+                Ok((stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    let service = TowerToHyperService::new(app.clone());
+                    let connection = builder.serve_connection(TokioIo::new(stream), service);
+                    let connection = graceful.watch(connection);
+                    tokio::spawn(async move {
+                        let _slot = slot;
+                        if let Err(e) = connection.await {
+                            tracing::debug!(%peer, "connection ended: {e}");
+                        }
+                    });
+                }
+                Err(e) => {
+                    // Out of file descriptors or similar: back off briefly instead of
+                    // spinning on accept.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    sweeper.abort();
+    tracing::info!(
+        connections = graceful.count(),
+        "no longer accepting; finishing requests in flight"
+    );
+    match tokio::time::timeout(grace, graceful.shutdown()).await {
+        Ok(()) => Ok(Exit::Shutdown),
+        Err(_) => {
+            tracing::warn!(
+                "requests still in flight after {} s; exiting",
+                grace.as_secs_f64()
+            );
+            Ok(Exit::DrainTimedOut)
+        }
+    }
+}
+
+/// Ends idle sessions in the background, so memory is returned even when no `initialize`
+/// arrives to sweep the full store.
+async fn sweep_forever(shared: Arc<Shared>) {
+    let period =
+        (shared.sessions.idle() / 2).clamp(Duration::from_secs(1), Duration::from_secs(60));
+    let mut tick = tokio::time::interval(period);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        shared.sessions.sweep();
+    }
+}

@@ -1,0 +1,302 @@
+//! The router in process, driven request by request (hyper-util's `TowerToHyperService`,
+//! no socket), with a `gate` tool whose calls run until the test opens the gate. What the
+//! binary cannot show with `echo` (every call answered at once) is shown here: concurrent
+//! POSTs on one session, cancellation, duplicate ids, DELETE aborting a call, and a dropped
+//! 2026-07-28 response aborting its task. Waits are on semaphores (events), never on time.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, Response, StatusCode};
+use axum::Router;
+use futures::FutureExt;
+use http_body_util::BodyExt;
+use hyper::service::Service as _;
+use hyper_util::service::TowerToHyperService;
+use mcp_protocol::mcp::{self, CallToolResult};
+use serde_json::{json, Map, Value};
+use tokio::sync::Semaphore;
+
+use super::config::HttpConfig;
+use super::routes::router;
+use super::sessions::Sessions;
+use super::state::Shared;
+use crate::info::ServerInfo;
+use crate::tools::{default_tools, Tool, ToolCall};
+
+const BOTH: &str = "application/json, text/event-stream";
+
+/// Counters as semaphores: a permit per call started, a permit per call dropped unfinished.
+#[derive(Clone)]
+struct Gate {
+    started: Arc<Semaphore>,
+    open: Arc<Semaphore>,
+    aborted: Arc<Semaphore>,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        let none = || Arc::new(Semaphore::new(0));
+        Gate {
+            started: none(),
+            open: none(),
+            aborted: none(),
+        }
+    }
+}
+
+struct GateTool {
+    definition: mcp::Tool,
+    gate: Gate,
+}
+
+/// Reports a call dropped before the gate let it through.
+struct Unfinished(Option<Arc<Semaphore>>);
+
+impl Unfinished {
+    fn finished(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(s) = self.0.take() {
+            s.add_permits(1);
+        }
+    }
+}
+
+impl Tool for GateTool {
+    fn definition(&self) -> &mcp::Tool {
+        &self.definition
+    }
+
+    fn call(&self, _: Map<String, Value>) -> ToolCall {
+        let gate = self.gate.clone();
+        gate.started.add_permits(1);
+        // Moved into the future whole: dropped with it, whether it ever ran or not.
+        let unfinished = Unfinished(Some(Arc::clone(&gate.aborted)));
+        ToolCall::Pending(
+            async move {
+                let mut unfinished = unfinished;
+                gate.open.acquire().await.unwrap().forget();
+                unfinished.finished();
+                CallToolResult::text("passed")
+            }
+            .boxed(),
+        )
+    }
+}
+
+fn app(gate: &Gate) -> TowerToHyperService<Router> {
+    let mut tools = default_tools();
+    tools
+        .register(GateTool {
+            definition: mcp::Tool {
+                name: "gate".into(),
+                title: None,
+                description: None,
+                input_schema: json!({"type": "object"}),
+                output_schema: None,
+                annotations: None,
+            },
+            gate: gate.clone(),
+        })
+        .unwrap();
+    let config = HttpConfig::default();
+    TowerToHyperService::new(router(Arc::new(Shared {
+        sessions: Sessions::new(8, Duration::from_secs(600)),
+        config,
+        tools: Arc::new(tools),
+        info: ServerInfo::default(),
+    })))
+}
+
+async fn post(
+    app: &TowerToHyperService<Router>,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> Response<Body> {
+    let mut request = Request::post("/mcp").header("content-type", "application/json");
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    app.call(request.body(Body::from(body.to_string())).unwrap())
+        .await
+        .unwrap()
+}
+
+async fn text(response: Response<Body>) -> String {
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+async fn session(app: &TowerToHyperService<Router>) -> String {
+    let init = post(
+        app,
+        &[("accept", BOTH)],
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+    )
+    .await;
+    let id = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let done = post(
+        app,
+        &[("mcp-session-id", &id)],
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(done.status(), StatusCode::ACCEPTED);
+    id
+}
+
+fn gate_call(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "gate", "arguments": {}}})
+}
+
+#[tokio::test]
+async fn concurrent_posts_on_one_session_then_cancel() {
+    let gate = Gate::default();
+    let app = app(&gate);
+    let sid = session(&app).await;
+    let h = [("mcp-session-id", sid.as_str()), ("accept", BOTH)];
+
+    // Still running: an SSE stream opens at once.
+    let slow = post(&app, &h, &gate_call(10)).await;
+    assert_eq!(slow.status(), StatusCode::OK);
+    assert_eq!(slow.headers()["content-type"], "text/event-stream");
+    gate.started.acquire().await.unwrap().forget();
+
+    // The same session answers other requests meanwhile.
+    let echo = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+                      "params": {"name": "echo", "arguments": {"text": "meanwhile"}}});
+    let quick = text(post(&app, &h, &echo).await).await;
+    assert!(quick.contains("meanwhile"), "{quick}");
+
+    let duplicate = text(post(&app, &h, &gate_call(10)).await).await;
+    assert!(duplicate.contains("already in use"), "{duplicate}");
+
+    let cancel = post(
+        &app,
+        &h,
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 10}}),
+    )
+    .await;
+    assert_eq!(cancel.status(), StatusCode::ACCEPTED);
+    gate.aborted.acquire().await.unwrap().forget();
+    // No response is sent for a cancelled request: the stream ends with no event.
+    assert_eq!(text(slow).await, "");
+}
+
+#[tokio::test]
+async fn a_running_call_answers_on_its_stream() {
+    let gate = Gate::default();
+    let app = app(&gate);
+    let sid = session(&app).await;
+    let slow = post(
+        &app,
+        &[("mcp-session-id", &sid), ("accept", BOTH)],
+        &gate_call(20),
+    )
+    .await;
+    gate.started.acquire().await.unwrap().forget();
+    gate.open.add_permits(1);
+    let body = text(slow).await;
+    let data: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .collect();
+    assert_eq!(data.len(), 1, "{body}");
+    let reply: Value = serde_json::from_str(data[0]).unwrap();
+    assert_eq!(reply["id"], 20);
+    assert_eq!(reply["result"]["content"][0]["text"], "passed");
+}
+
+#[tokio::test]
+async fn a_cancelled_call_of_a_json_only_client_gets_204() {
+    let gate = Gate::default();
+    let app = app(&gate);
+    let sid = session(&app).await;
+    let waiting = {
+        let (app, sid) = (app.clone(), sid.clone());
+        tokio::spawn(async move {
+            post(
+                &app,
+                &[("mcp-session-id", &sid), ("accept", "application/json")],
+                &gate_call(30),
+            )
+            .await
+        })
+    };
+    gate.started.acquire().await.unwrap().forget();
+    let cancel = post(
+        &app,
+        &[("mcp-session-id", &sid)],
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 30}}),
+    )
+    .await;
+    assert_eq!(cancel.status(), StatusCode::ACCEPTED);
+    let response = waiting.await.unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+}
+
+#[tokio::test]
+async fn delete_aborts_the_sessions_calls() {
+    let gate = Gate::default();
+    let app = app(&gate);
+    let sid = session(&app).await;
+    let slow = post(
+        &app,
+        &[("mcp-session-id", &sid), ("accept", BOTH)],
+        &gate_call(40),
+    )
+    .await;
+    gate.started.acquire().await.unwrap().forget();
+    let delete = app
+        .call(
+            Request::delete("/mcp")
+                .header("mcp-session-id", &sid)
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(delete.status(), StatusCode::NO_CONTENT);
+    gate.aborted.acquire().await.unwrap().forget();
+    assert_eq!(text(slow).await, "");
+}
+
+/// 2026-07-28 §Cancellation: closing the response stream cancels the request.
+#[tokio::test]
+async fn a_dropped_modern_response_aborts_its_call() {
+    let gate = Gate::default();
+    let app = app(&gate);
+    let mut call = gate_call(50);
+    call["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let stream = post(
+        &app,
+        &[
+            ("accept", BOTH),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "gate"),
+        ],
+        &call,
+    )
+    .await;
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    gate.started.acquire().await.unwrap().forget();
+    drop(stream);
+    gate.aborted.acquire().await.unwrap().forget();
+}
