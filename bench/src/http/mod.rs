@@ -34,17 +34,18 @@ pub struct Target {
     pub start: bool,
 }
 
-/// One runtime thread, like the stdio drivers: the driver's CPU is this thread's.
-fn runtime() -> Result<Runtime, BenchError> {
+/// One runtime thread, like the stdio drivers: the driver's CPU is this thread's. Each run has
+/// its own, dropped before the server is stopped: that drops the pool's connection tasks and
+/// so closes their sockets, which a server shutting down gracefully may wait for.
+fn runtime() -> Result<Runtime, DriveError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| BenchError::Start(format!("cannot start a tokio runtime: {e}")))
+        .map_err(|e| DriveError::Start(format!("cannot start a tokio runtime: {e}")))
 }
 
 /// Runs the warm-up starts and every run; stops at the first run that cannot go on.
 pub(crate) fn run(config: &BenchConfig, target: &Target) -> Result<Vec<RunResult>, BenchError> {
-    let rt = runtime()?;
     for w in 0..config.warmup {
         if config.progress {
             eprint!(
@@ -54,11 +55,11 @@ pub(crate) fn run(config: &BenchConfig, target: &Target) -> Result<Vec<RunResult
                 config.warmup
             );
         }
-        warm_up(config, target, &rt).map_err(|e| crate::failed(e, || "warm-up start".into()))?;
+        warm_up(config, target).map_err(|e| crate::failed(e, || "warm-up start".into()))?;
     }
     let mut runs = Vec::with_capacity(config.runs);
     for r in 0..config.runs {
-        let result = run_once(config, target, &rt, r)
+        let result = run_once(config, target, r)
             .map_err(|e| crate::failed(e, || format!("run {} of {}", r + 1, config.runs)));
         if config.progress {
             eprint!("\r\x1b[K");
@@ -90,24 +91,22 @@ fn connect(
 }
 
 /// A session opened and closed, the server started and stopped; nothing measured.
-fn warm_up(config: &BenchConfig, target: &Target, rt: &Runtime) -> Result<(), DriveError> {
-    let (server, session, _) = connect(config, target, rt)?;
+fn warm_up(config: &BenchConfig, target: &Target) -> Result<(), DriveError> {
+    let rt = runtime()?;
+    let (server, session, _) = connect(config, target, &rt)?;
     rt.block_on(session.close());
     drop(session);
+    drop(rt);
     if let Some(server) = server {
         server.stop(config.wait);
     }
     Ok(())
 }
 
-fn run_once(
-    config: &BenchConfig,
-    target: &Target,
-    rt: &Runtime,
-    run: usize,
-) -> Result<RunResult, DriveError> {
+fn run_once(config: &BenchConfig, target: &Target, run: usize) -> Result<RunResult, DriveError> {
     crate::progress(config, run, "starting");
-    let (server, session, started) = connect(config, target, rt)?;
+    let rt = runtime()?;
+    let (server, session, started) = connect(config, target, &rt)?;
     let mut result = RunResult {
         // Without a command nothing was started: no start time.
         start_ms: started.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3),
@@ -116,7 +115,7 @@ fn run_once(
     };
     let pid = server.as_ref().map(ServerProcess::pid);
     let mut calls = HttpCalls {
-        rt,
+        rt: &rt,
         session: &session,
         verifier: Default::default(),
         filler: Default::default(),
@@ -130,6 +129,7 @@ fn run_once(
     crate::progress(config, run, "closing the session");
     rt.block_on(session.close());
     drop(session);
+    drop(rt);
     if let Some(server) = server {
         server.stop(config.wait);
     }

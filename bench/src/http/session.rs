@@ -86,7 +86,12 @@ impl Session {
             r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{BENCH_VERSION}","capabilities":{{}},"clientInfo":{{"name":"mcp-conformance-bench","version":"{}"}}}}}}"#,
             env!("CARGO_PKG_VERSION")
         );
-        let handshake = |e: Failure| verify(format!("initialize: {e}"));
+        let handshake = |e: Failure| match e {
+            Failure::Transport(m) => {
+                DriveError::Start(format!("cannot reach {}: initialize: {m}", endpoint.url))
+            }
+            other => verify(format!("initialize: {other}")),
+        };
         let (id, messages) = session
             .exchange(Bytes::from(init), false)
             .await
