@@ -16,6 +16,7 @@
 
 use std::process::ExitCode;
 
+use axum::serve::ListenerExt;
 use rmcp::{
     ServerHandler, ServiceExt,
     handler::server::wrapper::Parameters,
@@ -25,7 +26,6 @@ use rmcp::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
     },
 };
-use axum::serve::ListenerExt;
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, JsonSchema)]
