@@ -42,6 +42,8 @@ struct Fixture {
     mode: Mode,
     /// The version the fixture answers to `initialize` and then requires.
     version: &'static str,
+    /// Whether it gives a session id (and then requires it); without, it requires none.
+    sessions: bool,
     /// `tools/call` requests that carried the session id and version headers.
     in_session: AtomicU64,
     calls: AtomicU64,
@@ -76,16 +78,18 @@ async fn mcp(State(fx): State<Arc<Fixture>>, headers: HeaderMap, body: Bytes) ->
             rpc_reply(&msg["id"], result),
         )
             .into_response();
-        r.headers_mut()
-            .insert("mcp-session-id", HeaderValue::from_static(SESSION));
+        if fx.sessions {
+            r.headers_mut()
+                .insert("mcp-session-id", HeaderValue::from_static(SESSION));
+        }
         return r;
     }
     let accept = headers
         .get("accept")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let in_session = headers.get("mcp-session-id").map(|v| v.as_bytes())
-        == Some(SESSION.as_bytes())
+    let session = headers.get("mcp-session-id").map(|v| v.as_bytes());
+    let in_session = session == fx.sessions.then_some(SESSION.as_bytes())
         && headers.get("mcp-protocol-version").map(|v| v.as_bytes()) == Some(fx.version.as_bytes());
     if !in_session || !accept.contains("application/json") || !accept.contains("text/event-stream")
     {
@@ -130,6 +134,10 @@ struct Served {
 }
 
 fn serve(mode: Mode, version: &'static str) -> Served {
+    serve_with(mode, version, true)
+}
+
+fn serve_with(mode: Mode, version: &'static str, sessions: bool) -> Served {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -138,6 +146,7 @@ fn serve(mode: Mode, version: &'static str) -> Served {
     let fx = Arc::new(Fixture {
         mode,
         version,
+        sessions,
         in_session: AtomicU64::new(0),
         calls: AtomicU64::new(0),
     });
@@ -188,6 +197,10 @@ fn shown(run: &Run) -> String {
 }
 
 fn assert_clean(served: &Served, run: &Run, version: &str) {
+    assert_clean_with(served, run, version, true);
+}
+
+fn assert_clean_with(served: &Served, run: &Run, version: &str, sessions: bool) {
     let ctx = shown(run);
     assert_eq!(run.code, 0, "{ctx}");
     let report = run.json();
@@ -195,7 +208,7 @@ fn assert_clean(served: &Served, run: &Run, version: &str) {
     assert_eq!(report["transport"], "http", "{ctx}");
     assert_eq!(report["url"], served.url.as_str(), "{ctx}");
     assert_eq!(report["protocolVersion"], version, "{ctx}");
-    assert_eq!(report["sessionId"], true, "{ctx}");
+    assert_eq!(report["sessionId"], sessions, "{ctx}");
     assert_eq!(report["errors"]["total"], 0, "{ctx}");
     // No command: nothing started, so no start time or server memory.
     assert_eq!(report["startMs"], Value::Null, "{ctx}");
@@ -242,6 +255,13 @@ fn the_version_the_server_answers_is_the_one_sent_back() {
     let served = serve(Mode::Json, "2025-06-18");
     let run = bench(&served.url, &[]);
     assert_clean(&served, &run, "2025-06-18");
+}
+
+#[test]
+fn a_server_without_sessions_gets_no_session_header() {
+    let served = serve_with(Mode::Sse, "2025-11-25", false);
+    let run = bench(&served.url, &[]);
+    assert_clean_with(&served, &run, "2025-11-25", false);
 }
 
 fn assert_fails(mode: Mode, words: &[&str], errors: (u64, u64)) {
