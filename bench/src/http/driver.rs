@@ -70,12 +70,11 @@ fn settle(
             )))
         }
         Err(e) => {
-            match e {
-                Failure::Status(..) => errors.non_2xx += 1,
-                Failure::BadReply(_) => errors.bad_replies += 1,
-                Failure::Transport(_) => errors.transport += 1,
-                Failure::Timeout => {}
-            }
+            *match e {
+                Failure::Status(..) => &mut errors.non_2xx,
+                Failure::BadReply(_) => &mut errors.bad_replies,
+                Failure::Transport(_) | Failure::Timeout => &mut errors.transport,
+            } += 1;
             errors.note(|| format!("request {id}: {e}"));
             return Ok(());
         }

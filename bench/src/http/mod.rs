@@ -85,8 +85,11 @@ fn connect(
         None
     };
     let max_payload = config.payloads.iter().copied().max().unwrap_or(64);
-    let session = rt.block_on(Session::open(&target.endpoint, config.wait, max_payload))?;
-    let started = server.is_some().then(|| spawned.elapsed());
+    let (session, initialized) =
+        rt.block_on(Session::open(&target.endpoint, config.wait, max_payload))?;
+    let started = server
+        .is_some()
+        .then(|| initialized.saturating_duration_since(spawned));
     Ok((server, session, started))
 }
 

@@ -13,9 +13,12 @@ use nix::unistd::Pid;
 
 use crate::error::DriveError;
 
-/// How long to wait between two looks at a port or a process that is not ready yet. Starting a
-/// server and stopping one give no event to wait on but the port accepting and the exit.
-const POLL: Duration = Duration::from_millis(1);
+/// How long to wait between two tries of a port that refused: short, since the start time
+/// includes it (a refused loopback connect costs a few µs). Starting a server gives no event to
+/// wait on but the port accepting.
+const PORT_POLL: Duration = Duration::from_micros(100);
+/// How long to wait between two looks at a server that was asked to stop.
+const EXIT_POLL: Duration = Duration::from_millis(1);
 
 /// A running server process; killed with its group when dropped.
 #[derive(Debug)]
@@ -64,7 +67,7 @@ impl ServerProcess {
             }
             match TcpStream::connect_timeout(&addr, left) {
                 Ok(_) => return Ok(()),
-                Err(e) if e.kind() == ErrorKind::ConnectionRefused => std::thread::sleep(POLL),
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => std::thread::sleep(PORT_POLL),
                 Err(e) if e.kind() == ErrorKind::TimedOut => {}
                 Err(e) => {
                     return Err(DriveError::Start(format!(
@@ -84,7 +87,7 @@ impl ServerProcess {
         while Instant::now() < deadline {
             match self.child.try_wait() {
                 Ok(Some(_)) | Err(_) => return true,
-                Ok(None) => std::thread::sleep(POLL),
+                Ok(None) => std::thread::sleep(EXIT_POLL),
             }
         }
         false

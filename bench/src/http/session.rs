@@ -5,7 +5,7 @@
 //! The client is hyper-util's pooled HTTP/1.1 client over plain TCP: one keep-alive connection
 //! per request in flight, `TCP_NODELAY`, nothing between the driver and hyper.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
@@ -62,12 +62,13 @@ pub struct Session {
 impl Session {
     /// Connects and makes the handshake: `initialize` (offering [`BENCH_VERSION`]), then
     /// `notifications/initialized` with the session id and the version the server answered.
-    /// `max_payload` sizes the body limit.
+    /// `max_payload` sizes the body limit. Returns the session and when the `initialize`
+    /// reply was in.
     pub async fn open(
         endpoint: &Endpoint,
         wait: Duration,
         max_payload: usize,
-    ) -> Result<Session, DriveError> {
+    ) -> Result<(Session, Instant), DriveError> {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new())
@@ -96,6 +97,7 @@ impl Session {
             .exchange(Bytes::from(init), false)
             .await
             .map_err(handshake)?;
+        let initialized = Instant::now();
         let reply = messages
             .iter()
             .filter_map(|m| serde_json::from_slice::<serde_json::Value>(m).ok())
@@ -126,7 +128,7 @@ impl Session {
             )
             .await
             .map_err(|e| verify(format!("notifications/initialized: {e}")))?;
-        Ok(session)
+        Ok((session, initialized))
     }
 
     /// The version the server answered.
