@@ -132,7 +132,9 @@ def main():
         w(row)
     w("")
     w("Peak RSS and server CPU are the server process's own (`/proc`; for node, the node "
-      "process). A nonzero bench exit code means a request failed or a reply was wrong in that "
+      "process). The TypeScript SDK 1.32.2 in JSON-response mode keeps an entry per request "
+      "for the session's life (see `bench/servers/ts_http_echo_server.mjs`), so its peak RSS "
+      "grows with the number of requests made. A nonzero bench exit code means a request failed or a reply was wrong in that "
       "round; the numbers it measured are still shown.\n")
 
     w("### Ratios against the targets\n")
