@@ -11,9 +11,14 @@
 # (between marker comments; the rest of the file, e.g. notes on optimisations, is kept).
 #
 #   bench/compare.sh [--rounds R] [--calls N] [--py-calls N] [--timeout SECS] [--out FILE] [--bench PATH]
+#                    [--ours PATH] [--servers NAME,...]
 #
 # Defaults: 3 rounds, 50000 calls; the Python SDK gets N/10 calls (it is ~100x slower, and the
-# full count would take most of the time budget). Run bench/setup.sh first.
+# full count would take most of the time budget). Run bench/setup.sh first. --ours benches
+# another build of mcp-echo-server (say, one built without Streamable HTTP, to compare its
+# stdio start time and peak RSS with this one's); --servers runs a subset (e.g.
+# ours-ndjson,floor). Binaries are looked for in $CARGO_TARGET_DIR/release (default
+# target/release). The HTTP comparison is bench/compare_http.sh.
 # A nonzero exit of one invocation (the Python SDK drops requests pending at EOF, so bench
 # exits 1 for it) is recorded and the comparison goes on.
 set -uo pipefail
@@ -25,7 +30,10 @@ rounds=3
 calls=50000
 py_calls=""
 out="$root/BENCHMARKS.md"
-bench="$root/target/release/mcp-bench"
+target="${CARGO_TARGET_DIR:-$root/target}"
+bench="$target/release/mcp-bench"
+ours="$target/release/mcp-echo-server"
+wanted=""
 timeout_s=120
 orig_args=("$@")
 while [ $# -gt 0 ]; do
@@ -35,14 +43,15 @@ while [ $# -gt 0 ]; do
     --py-calls) py_calls=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --bench) bench=$2; shift 2 ;;
+    --ours) ours=$2; shift 2 ;;
+    --servers) wanted=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$py_calls" ] || py_calls=$(( calls / 10 > 0 ? calls / 10 : 1 ))
 
-ours="$root/target/release/mcp-echo-server"
 rmcp="$interop/servers/rmcp-echo/target/release/rmcp-echo"
 node="$interop/node_modules/.bin/node"
 py="$interop/.venv/bin/python"
@@ -57,6 +66,14 @@ common=(--runs 1 --format json --payload 64,16384 --window 1,64 --timeout "$time
 
 # name | calls | bench args (before and after --), one server per line, in run order.
 servers=(ours-ndjson ours-content-length rmcp-stdio rmcp-pipes ts-sdk python-sdk floor floor-structured floor-content-length ours-socket floor-socket ours-same floor-same ours-split floor-split)
+if [ -n "$wanted" ]; then
+  all=("${servers[@]}")
+  servers=()
+  for s in "${all[@]}"; do
+    case ",$wanted," in *",$s,"*) servers+=("$s") ;; esac
+  done
+  [ ${#servers[@]} -gt 0 ] || { echo "compare.sh: --servers names none of: ${all[*]}" >&2; exit 2; }
+fi
 args_for() {
   case "$1" in
     ours-ndjson)         echo "--framing ndjson --calls $calls -- $ours" ;;

@@ -144,7 +144,7 @@ pub(super) fn run_once(config: &BenchConfig, run: usize) -> Result<RunResult, Dr
         filler: Filler::default(),
         next: 0,
     };
-    super::measure_cells(config, run, pid, &mut calls, &mut result)?;
+    super::measure_cells(config, run, Some(pid), &mut calls, &mut result)?;
     result.peak_rss_kib = procfs::peak_rss_kib(pid).map(|k| k as f64);
     super::progress(config, run, "closing (client library)");
     let closed = rt.block_on(client.close());

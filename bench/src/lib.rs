@@ -1,12 +1,14 @@
 //! `mcp-bench`: start time, sequential latency, pipelined throughput, CPU per call,
 //! peak memory, EOF behaviour of a stdio MCP server, each run in a fresh process, with every
 //! reply verified. See [`driver`] for the load driver, [`client`] for the same calls made through
-//! the `mcp-client` library (`--driver client`), and [`floor`] for the reference program.
+//! the `mcp-client` library (`--driver client`), [`floor`] for the reference program, and
+//! [`http`] for Streamable HTTP servers (`--url`).
 
 pub mod client;
 pub mod driver;
 mod error;
 pub mod floor;
+pub mod http;
 pub mod pin;
 pub mod procfs;
 pub mod report;
@@ -64,6 +66,9 @@ pub struct BenchConfig {
     pub progress: bool,
     /// Where the server and the driver run (`--pin`); `None` leaves it to the scheduler.
     pub pin: Option<pin::Pin>,
+    /// A Streamable HTTP server (`--url`) instead of a stdio one: `windows` are then the
+    /// numbers of concurrent requests, and `command` is run only when the target says so.
+    pub http: Option<http::Target>,
 }
 
 impl BenchConfig {
@@ -135,6 +140,41 @@ pub struct RunResult {
     pub eof_answered: Option<usize>,
     /// What went wrong at EOF (unanswered requests, no exit): fails the bench, after the report.
     pub eof_problem: Option<String>,
+    /// Requests that failed without stopping the run (HTTP: non-2xx answers, bad or missing
+    /// replies); `None` for stdio, where the first wrong reply stops the bench. Any fails the
+    /// bench, after the report.
+    pub errors: Option<ErrorCounts>,
+    /// HTTP: the protocol version the server answered, and whether it gave a session id.
+    pub negotiated: Option<(String, bool)>,
+}
+
+/// Failed requests of one run, by kind, with the first few messages.
+#[derive(Debug, Clone, Default)]
+pub struct ErrorCounts {
+    /// Answered with a status other than 2xx.
+    pub non_2xx: u64,
+    /// Answered 2xx, but without the JSON-RPC response, or with a wrong one.
+    pub bad_replies: u64,
+    /// No answer: the connection failed or closed.
+    pub transport: u64,
+    /// The first [`ErrorCounts::KEPT`] messages, for the failure report.
+    pub first: Vec<String>,
+}
+
+impl ErrorCounts {
+    /// How many messages are kept.
+    pub const KEPT: usize = 3;
+
+    pub fn total(&self) -> u64 {
+        self.non_2xx + self.bad_replies + self.transport
+    }
+
+    /// Keeps `message` if fewer than [`ErrorCounts::KEPT`] are kept.
+    pub fn note(&mut self, message: impl FnOnce() -> String) {
+        if self.first.len() < Self::KEPT {
+            self.first.push(message());
+        }
+    }
 }
 
 /// Why a bench failed before it could report.
@@ -154,6 +194,9 @@ impl std::fmt::Display for BenchError {
 
 /// Runs every run; stops at the first verification failure.
 pub fn run(config: &BenchConfig) -> Result<Vec<RunResult>, BenchError> {
+    if let Some(target) = &config.http {
+        return http::run(config, target);
+    }
     let _pinned = pin::Pinned::driver(config.pin).map_err(BenchError::Start)?;
     for w in 0..config.warmup {
         if config.progress {
@@ -316,12 +359,13 @@ pub(crate) trait Calls {
     fn own_cpu(&self) -> Option<Duration>;
 }
 
-/// Every (payload, window) cell of a run against server `pid`, into `result`: latencies of
-/// window-1 cells, throughput of the others, CPU per call of both sides.
+/// Every (payload, window) cell of a run against server `pid` (`None`: a server the bench did
+/// not start, whose CPU it does not read), into `result`: latencies of window-1 cells,
+/// throughput of the others, CPU per call of both sides.
 pub(crate) fn measure_cells(
     config: &BenchConfig,
     run: usize,
-    pid: u32,
+    pid: Option<u32>,
     driver: &mut impl Calls,
     result: &mut RunResult,
 ) -> Result<(), DriveError> {
@@ -334,7 +378,7 @@ pub(crate) fn measure_cells(
                 &format!("payload {payload} B, window {window}"),
             );
             let mut cell = Cell::new(payload, window);
-            let (cpu0, own0) = (procfs::cpu_time(pid), driver.own_cpu());
+            let (cpu0, own0) = (pid.and_then(procfs::cpu_time), driver.own_cpu());
             let began = Instant::now();
             let calls;
             if window <= 1 {
@@ -351,7 +395,7 @@ pub(crate) fn measure_cells(
                 driver.many(calls, window, payload)?;
                 cell.calls_per_sec = calls as f64 / began.elapsed().as_secs_f64().max(1e-9);
             }
-            let (cpu1, own1) = (procfs::cpu_time(pid), driver.own_cpu());
+            let (cpu1, own1) = (pid.and_then(procfs::cpu_time), driver.own_cpu());
             load.add(config, &mut cell, calls, (cpu0, cpu1), (own0, own1));
             result.cells.push(cell);
         }
@@ -493,7 +537,7 @@ fn run_started(
         verifier: &mut verifier,
         ledger: &mut ledger,
     };
-    measure_cells(config, run, pid, &mut lean, &mut result)?;
+    measure_cells(config, run, Some(pid), &mut lean, &mut result)?;
     result.peak_rss_kib = procfs::peak_rss_kib(pid).map(|k| k as f64);
 
     // EOF: a burst, stdin closed right after it is written, then count the replies.

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mcp_bench::{driver, floor, pin, report, BenchConfig, BenchError, DriverKind};
+use mcp_bench::{driver, floor, http, pin, report, BenchConfig, BenchError, DriverKind};
 use mcp_client::ServerCommand;
 use mcp_protocol::Framing;
 
@@ -16,6 +16,8 @@ use mcp_protocol::Framing;
 ///
 /// With no command it benches the bundled mcp-echo-server; with --floor, a built-in trivial
 /// program that answers each request with a canned reply (what the pipes and this driver cost).
+/// With --url, a Streamable HTTP server: the command after `--` is started for each run (and
+/// stopped after), or, without one, the server already running at the URL is benched.
 /// Exit codes: 0 done, 1 a reply was missing or wrong, 2 usage error, 3 the server could not be
 /// started.
 #[derive(Debug, Parser)]
@@ -60,6 +62,17 @@ struct BenchArgs {
     /// Requests in flight: 1 measures sequential latency, more pipelined throughput.
     #[arg(long, value_name = "W[,W...]", value_delimiter = ',', default_values_t = [1usize, 64])]
     window: Vec<usize>,
+
+    /// Bench the Streamable HTTP server at this URL (http://HOST:PORT/PATH): the command after
+    /// `--`, started for each run and stopped after, listening there; or, with no command, the
+    /// server already running there.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["window", "floor", "stdio", "driver", "pin", "framing"])]
+    url: Option<String>,
+
+    /// With --url: concurrent HTTP requests (one connection each); 1 measures latency, more
+    /// requests per second.
+    #[arg(long, value_name = "C[,C...]", value_delimiter = ',', requires = "url", default_values_t = [1usize, 64])]
+    concurrency: Vec<usize>,
 
     /// Echoed text sizes in bytes.
     #[arg(long, value_name = "BYTES[,...]", value_delimiter = ',', default_values_t = [64usize])]
@@ -266,6 +279,19 @@ fn run(cli: BenchArgs) -> u8 {
     if cli.payload.is_empty() {
         return usage("--payload needs at least one size");
     }
+    if cli.url.is_some() && (cli.concurrency.is_empty() || cli.concurrency.contains(&0)) {
+        return usage("every --concurrency must be at least 1");
+    }
+    let http = match &cli.url {
+        None => None,
+        Some(url) => match http::Endpoint::parse(url) {
+            Ok(endpoint) => Some(http::Target {
+                endpoint,
+                start: !cli.command.is_empty(),
+            }),
+            Err(e) => return usage(e),
+        },
+    };
     let stdio = match cli.stdio {
         StdioArg::Pipes => driver::Stdio::Pipes,
         StdioArg::Socket => driver::Stdio::Socket,
@@ -287,6 +313,11 @@ fn run(cli: BenchArgs) -> u8 {
             let label = command.display();
             Ok((command, label))
         }
+        // The server at the URL is not started: the command is never run, the URL names it.
+        (None, None) if http.is_some() => Ok((
+            ServerCommand::new(cli.url.clone().unwrap_or_default()),
+            cli.url.clone().unwrap_or_default(),
+        )),
         (None, None) => bundled_server().map(|path| {
             let command = ServerCommand::new(path);
             let label = command.display();
@@ -329,13 +360,18 @@ fn run(cli: BenchArgs) -> u8 {
             DriverArg::Client => DriverKind::Client,
         },
         calls: cli.calls,
-        windows: cli.window.clone(),
+        windows: if http.is_some() {
+            cli.concurrency.clone()
+        } else {
+            cli.window.clone()
+        },
         payloads: cli.payload.clone(),
         runs: cli.runs,
         warmup: cli.warmup,
         wait: Duration::from_secs_f64(cli.timeout),
         progress: mcp_bench::progress_wanted(),
         pin,
+        http,
     };
     let runs = match mcp_bench::run(&config) {
         Ok(r) => r,
@@ -357,6 +393,20 @@ fn run(cli: BenchArgs) -> u8 {
     }
     let mut failed = false;
     for (i, r) in runs.iter().enumerate() {
+        if let Some(errors) = r.errors.as_ref().filter(|e| e.total() > 0) {
+            eprintln!(
+                "mcp-bench: FAILED: run {} of {}: {} request(s) failed ({} non-2xx, {} bad or \
+                 missing replies, {} without an answer); first: {}",
+                i + 1,
+                runs.len(),
+                errors.total(),
+                errors.non_2xx,
+                errors.bad_replies,
+                errors.transport,
+                errors.first.join("; ")
+            );
+            failed = true;
+        }
         if let Some(problem) = &r.eof_problem {
             eprintln!(
                 "mcp-bench: FAILED: run {} of {}: {problem}",
