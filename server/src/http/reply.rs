@@ -122,13 +122,21 @@ pub(crate) fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Respon
     r
 }
 
-/// A JSON-RPC error response as the body of an HTTP error. `id` is `None` where the spec
-/// says the body "has no id" (an error about no request in particular).
+/// A JSON-RPC error response as the body of an HTTP error. Without an id (an error about no
+/// request in particular) the body "has no id" at all (§Sending Messages to the Server:
+/// "MAY comprise a JSON-RPC error response that has no id"): not `"id": null`, which the
+/// TypeScript SDK's clients refuse.
 pub(crate) fn rpc_error(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> Response {
-    json(
-        status,
-        &Outgoing::from(mcp_protocol::Response::error(id, error)),
-    )
+    match id {
+        Some(id) => json(
+            status,
+            &Outgoing::from(mcp_protocol::Response::error(Some(id), error)),
+        ),
+        None => json(
+            status,
+            &serde_json::json!({"jsonrpc": "2.0", "error": error}),
+        ),
+    }
 }
 
 /// No body: 202 for an accepted notification or response, 204 for a DELETE.
