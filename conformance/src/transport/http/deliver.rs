@@ -79,13 +79,35 @@ impl Delivery {
             }
             _ => {
                 let text = String::from_utf8_lossy(bytes);
-                self.not_a_message(format!(
-                    "{what} is not one JSON-RPC message: {}",
-                    cut(&text, 200)
-                ))
-                .await;
+                let text = format!("{what} is not one JSON-RPC message: {}", cut(&text, 200));
+                match status {
+                    Some(status) if status >= 400 => self.http_error(status, text).await,
+                    _ => self.not_a_message(text).await,
+                }
             }
         }
+    }
+
+    /// An HTTP error whose body holds no JSON-RPC message. For a request it is still the
+    /// server's answer (the transport lets an error body be anything): it becomes an error
+    /// reply to the POST's id whose code, 0, no JSON-RPC error has, so a check that needs a
+    /// particular code says what came instead of waiting out its deadline.
+    async fn http_error(&self, status: u16, text: String) {
+        let Some(id) = &self.request_id else {
+            return self.not_a_message(text).await;
+        };
+        self.log.record(Direction::Receive, format!("<{text}>"));
+        self.log.record(
+            Direction::Event,
+            format!("taken as an error reply to id {id} (code 0: the HTTP {status} body has no JSON-RPC error)"),
+        );
+        let reply = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": 0, "message": format!("HTTP {status}; {text}")},
+        });
+        let frame = Bytes::from(serde_json::to_vec(&reply).unwrap_or_default());
+        let _ = self.tx.send(RawEvent::Frame(frame)).await;
     }
 
     /// The version an `initialize` reply negotiated.
@@ -170,7 +192,9 @@ pub(super) async fn deliver(resp: reqwest::Response, d: &Delivery) {
         }
     }
     if body.is_empty() {
-        if d.request_id.is_some() {
+        if status >= 400 {
+            d.http_error(status, format!("{line} with no body")).await;
+        } else if d.request_id.is_some() {
             d.not_a_message(format!("{line} with no body, for a request"))
                 .await;
         }
