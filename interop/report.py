@@ -1,5 +1,5 @@
 """Writes docs/interop.md from the interop suite's results (interop/results/): real clients
-against mcp-echo-server, the official suite through a bridge, and mcp-conformance against
+against mcp-echo-server (stdio and Streamable HTTP), the official suite over HTTP, and mcp-conformance against
 real servers. Only statuses go in (no timings), so the page changes exactly when a result does.
 
 Usage: python report.py RESULTS_DIR > docs/interop.md"""
@@ -59,11 +59,14 @@ SERVERS = {
     "mcp-time": ("mcp-time, mcp-go", "Go", npm("mcp-time-linux-x64")),
     "rmcp": ("rmcp (the Rust SDK), an echo server (`interop/servers/rmcp-echo`)", "Rust", crate("rmcp")),
     "rust-mcp-filesystem": ("rust-mcp-filesystem, rust-mcp-sdk", "Rust", crate("rust-mcp-filesystem")),
+    "everything-http": ("server-everything over Streamable HTTP (`streamableHttp`), TypeScript SDK 1.x", "TypeScript", npm("@modelcontextprotocol/server-everything")),
+    "python-http": ("Python SDK 2.x over Streamable HTTP, the echo server above (`--http PORT`)", "Python", pypi("mcp")),
+    "rmcp-http": ("rmcp over Streamable HTTP (`StreamableHttpService`), the echo server above (`--transport http`)", "Rust", crate("rmcp")),
 }
 TIMINGS = json.loads((HERE / "timings.json").read_text()) if (HERE / "timings.json").exists() else {}
 STABILITY = json.loads((HERE / "stability.json").read_text()) if (HERE / "stability.json").exists() else {}
 # One letter a status in the matrix below.
-LETTER = {"PASS": "P", "FAIL": "F", "WARN": "W", "INFO": "I", "SKIP": "S", "BLOCKED": "B"}
+LETTER = {"PASS": "P", "FAIL": "F", "WARN": "W", "INFO": "I", "SKIP": "S", "BLOCKED": "B", "N/A": "N"}
 
 
 def load(path):
@@ -95,7 +98,7 @@ w("## Real clients × `mcp-echo-server`")
 w("")
 w("| client | version | framing | result | steps |")
 w("|---|---|---|---|---|")
-for name in ["ts", "python", "inspector", "ts2", "python-modern"]:
+for name in ["ts", "python", "inspector", "ts2", "python-modern", "ts-http", "python-http", "inspector-http"]:
     r = load(RESULTS / f"client-{name}.json")
     steps = ", ".join(("✓ " if s["ok"] else "✗ ") + s["name"] for s in r["steps"])
     w(f"| {r['client']} | {r['version']} | {r['framing']} | {'works' if r['ok'] else '**fails**'} | {steps} |")
@@ -107,12 +110,15 @@ w("status 0, no SIGTERM). The TypeScript SDK 2.x client with `versionNegotiation
 w("Python SDK's `Client` (mode `auto`) probe `server/discover` and must end up in the modern era")
 w("(2026-07-28); the 2.x client is also run with `legacy`. These clients speak newline-delimited")
 w("JSON only (the spec's stdio framing), so `Content-Length` framing is exercised by")
-w("`mcp-conformance` and our own tests.")
+w("`mcp-conformance` and our own tests. The rows with framing `http` run the same steps against")
+w("`mcp-echo-server --http` (Streamable HTTP): the TypeScript client also ends its session with")
+w("`DELETE` and checks that the ended session then gets 404, and the Python SDK's `Client` (mode")
+w("`auto`) must reach the stateless 2026-07-28 era over HTTP too.")
 w("")
 
-w("## Official conformance suite (HTTP) × `mcp-echo-server` through `supergateway`")
+w("## Official conformance suite (HTTP) × `mcp-echo-server --http`")
 w("")
-w(f"{npm('@modelcontextprotocol/conformance')} against {npm('supergateway')} (stdio → Streamable HTTP).")
+w(f"{npm('@modelcontextprotocol/conformance')} against `mcp-echo-server --http`, natively (no bridge).")
 w("Failures that need features an echo server does not have are listed, with reasons, in")
 w("`interop/baselines/official-conformance.yml`.")
 w("")
@@ -127,13 +133,19 @@ w("")
 
 w("## `mcp-conformance` × real servers")
 w("")
-w("Generic profile, newline-delimited framing, `--timeout 3 --jobs 2`. FAILs listed in")
+w("Generic profile, newline-delimited framing (the `-http` rows: Streamable HTTP, `--url`),")
+w("`--timeout 3 --jobs 2`. FAILs listed in")
 w("`interop/baselines/<server>.txt` are expected (each with the spec text it breaks); anything")
 w("else fails CI. `eras` is what `era.detect` found: `legacy` (answers `initialize`), `modern`")
 w("(answers 2026-07-28 `server/discover`), or both; the `modern.*` checks run only against servers")
-w("that speak modern. `starts` is how many server processes the run started.")
+w("that speak modern. `starts` is how many server processes the run started (over HTTP: how")
+w("many HTTP clients, each a session of its own, the run opened).")
 w("")
-runs = {"ours (ndjson)": load(RESULTS / "ours-ndjson.json"), "ours (content-length)": load(RESULTS / "ours-content-length.json")}
+runs = {
+    "ours (ndjson)": load(RESULTS / "ours-ndjson.json"),
+    "ours (content-length)": load(RESULTS / "ours-content-length.json"),
+    "ours (http)": load(RESULTS / "ours-http.json"),
+}
 for name in SERVERS:
     runs[name] = load(RESULTS / f"harness-{name}.json")
 w("| server | what | language | package | serverInfo | eras | result | starts |")
@@ -146,7 +158,7 @@ for label, doc in runs.items():
     eras = " + ".join(t.get("eras") or []) or "none"
     w(f"| {label} | {what} | {language} | {pkg} | {info.get('name', '?')} {info.get('version', '?')} | {eras} | "
       f"{s['pass']} pass, {s['fail'] + s['expectedFail']} fail, {s['warn']} warn, {s['info']} info, "
-      f"{s['skip']} skip, {s['blocked']} blocked | {t['starts']['count']} |")
+      f"{s['skip']} skip, {s.get('notApplicable', 0)} n/a, {s['blocked']} blocked | {t['starts']['count']} |")
 w("")
 before, after = TIMINGS.get("before", {}), TIMINGS.get("after", {})
 if before and after:
@@ -194,8 +206,9 @@ for doc in runs.values():
 cols = list(runs)
 w("### Every check")
 w("")
-w("P pass, F fail, W warn (a SHOULD not met), I info, S skip (does not apply), B blocked, – not")
-w("run (the echo profile's own checks). Columns in the order of the table above.")
+w("P pass, F fail, W warn (a SHOULD not met), I info, S skip (does not apply), B blocked, N not")
+w("applicable on this transport (stdio-only checks over HTTP, `http.*` over stdio), – not run")
+w("(the echo profile's own checks). Columns in the order of the table above.")
 w("")
 w("| check | level | " + " | ".join(str(i + 1) for i in range(len(cols))) + " |")
 w("|---|---|" + "---|" * len(cols))
@@ -211,6 +224,32 @@ for cid in ids:
     w(f"| `{cid}` | {levels[cid]} | " + " | ".join(cells) + " |")
 w("")
 w("Columns: " + ", ".join(f"{i + 1} {name}" for i, name in enumerate(cols)) + ".")
+w("")
+
+w("## Streamable HTTP")
+w("")
+w("Everything above that ran over Streamable HTTP, in one place: real clients and the official")
+w("suite against `mcp-echo-server --http` (a fresh server on a free loopback port), and")
+w("`mcp-conformance --url` against HTTP servers it starts itself. Over HTTP each message is a")
+w("POST; the checks that only mean something on a byte stream (framing, stdin EOF, exit) are")
+w("N/A, and the `http.*` checks judge statuses, sessions, SSE, `Origin` and the 2026-07-28")
+w("mirrored headers.")
+w("")
+w("| peer | against | result |")
+w("|---|---|---|")
+for name in ["ts-http", "python-http", "inspector-http"]:
+    r = load(RESULTS / f"client-{name}.json")
+    w(f"| {r['client']} {r['version']} | `mcp-echo-server --http` | {'works' if r['ok'] else '**fails**'} |")
+passed = len(re.findall(r"^✓ ", summary, re.M))
+w(f"| {npm('@modelcontextprotocol/conformance')} | `mcp-echo-server --http` | {passed} scenarios pass, the rest need features an echo server does not have |")
+for label, doc in runs.items():
+    if not (label.endswith("-http") or label == "ours (http)"):
+        continue
+    t = doc["targets"][0]
+    s = t["summary"]
+    http_fails = [c["id"] for c in t["checks"] if c["status"] == "FAIL" and c["id"].startswith("http.")]
+    w(f"| `mcp-conformance --url` | {label} | {s['pass']} pass, {s['fail'] + s['expectedFail']} fail"
+      f"{' (' + ', '.join(f'`{i}`' for i in http_fails) + ')' if http_fails else ''} |")
 w("")
 
 w("## What each real server gets wrong")

@@ -36,10 +36,10 @@ results="$here/results"
 rm -rf "$results"
 mkdir -p "$results"
 work=$(mktemp -d)
-gateway_pid=""
+http_pid=""
 busy=()
 cleanup() {
-  [ -n "$gateway_pid" ] && kill "$gateway_pid" 2>/dev/null || true
+  [ -n "$http_pid" ] && kill "$http_pid" 2>/dev/null || true
   [ ${#busy[@]} -gt 0 ] && kill "${busy[@]}" 2>/dev/null || true
   rm -rf "$work"
 }
@@ -69,6 +69,29 @@ SERVER="$root/target/debug/mcp-echo-server"
 HARNESS=${INTEROP_HARNESS:-$root/target/debug/mcp-conformance}
 echo "node $("$NODE" --version), $("$PY" --version), $("$SERVER" --version)"
 
+# Starts `mcp-echo-server --http` on a free loopback port; sets http_pid, and http_url once the
+# server's stderr says where it listens (bounded: 10 s).
+start_http_server() { # stderr log file
+  "$SERVER" --http 127.0.0.1:0 2> "$1" &
+  http_pid=$!
+  for _ in $(seq 100); do
+    http_url=$(grep -o 'http://[^ ]*' "$1" | head -1)
+    [ -n "$http_url" ] && return 0
+    sleep 0.1
+  done
+  echo "mcp-echo-server --http did not say where it listens:" >&2
+  cat "$1" >&2
+  return 1
+}
+stop_http_server() {
+  kill -TERM "$http_pid" 2>/dev/null || true
+  wait "$http_pid" 2>/dev/null || true
+  http_pid=""
+}
+free_port() {
+  "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 failures=()
 check() { # name, command...: runs it, remembers a failure
   local name=$1
@@ -84,23 +107,20 @@ check "Inspector CLI" "$PY" "$here/clients/inspector.py" "$NODE" "$BIN/mcp-inspe
 check "TypeScript SDK 2.x client (auto, legacy)" "$NODE" "$here/clients/ts2_client.mjs" "$SERVER" "$results/client-ts2.json"
 check "Python SDK Client (auto)" "$PY" "$here/clients/py_modern_client.py" "$SERVER" "$results/client-python-modern.json"
 
-step "official conformance suite (HTTP) against mcp-echo-server through supergateway"
-port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$NODE" "$BIN/supergateway" --stdio "$SERVER" --outputTransport streamableHttp --stateful \
-  --port "$port" --logLevel none > "$results/supergateway.log" 2>&1 &
-gateway_pid=$!
-for _ in $(seq 100); do
-  "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null && break
-  sleep 0.1
-done
+step "real clients against mcp-echo-server --http (Streamable HTTP)"
+start_http_server "$results/server-http.log"
+check "TypeScript SDK client (HTTP)" "$NODE" "$here/clients/ts_http_client.mjs" "$http_url" "$results/client-ts-http.json"
+check "Python SDK client (HTTP)" "$PY" "$here/clients/py_http_client.py" "$http_url" "$results/client-python-http.json"
+check "Inspector CLI (HTTP)" "$PY" "$here/clients/inspector.py" "$NODE" "$BIN/mcp-inspector" "$http_url" "$results/client-inspector-http.json"
+
+step "official conformance suite (HTTP) against mcp-echo-server --http, natively"
 official_rc=0
-"$NODE" "$BIN/conformance" server --url "http://127.0.0.1:$port/mcp" \
+"$NODE" "$BIN/conformance" server --url "$http_url" \
   --expected-failures "$here/baselines/official-conformance.yml" -o "$work/official" \
   > "$results/official.txt" 2>&1 || official_rc=$?
-kill "$gateway_pid" 2>/dev/null || true
-gateway_pid=""
+stop_http_server
 sed -n '/=== SUMMARY ===/,$p' "$results/official.txt"
-for required in server-initialize ping tools-list; do
+for required in server-initialize ping tools-list dns-rebinding-protection; do
   grep -q "✓ $required:" "$results/official.txt" || { echo "official scenario $required did not pass"; official_rc=1; }
 done
 [ "$official_rc" -eq 0 ] || failures+=("official conformance suite")
@@ -189,6 +209,17 @@ harness mcp-time -- "$M/mcp-time-linux-x64/bin/mcp-time"
 # Rust: rmcp, and rust-mcp-sdk
 harness rmcp -- "$here/servers/rmcp-echo/target/release/rmcp-echo"
 harness rust-mcp-filesystem -- "$here/.cargo/bin/rust-mcp-filesystem" "$work/fs"
+# Over Streamable HTTP: the harness starts each server on a free loopback port, waits for it,
+# and stops it afterwards.
+local p
+p=$(free_port)
+harness everything-http --url "http://127.0.0.1:$p/mcp" --env "PORT=$p" -- \
+  "$NODE" "$BIN/mcp-server-everything" streamableHttp
+p=$(free_port)
+harness python-http --url "http://127.0.0.1:$p/mcp" -- "$PY" "$here/servers/py_echo_server.py" --http "$p"
+p=$(free_port)
+harness rmcp-http --url "http://127.0.0.1:$p/mcp" -- \
+  "$here/servers/rmcp-echo/target/release/rmcp-echo" --transport http --addr "127.0.0.1:$p"
 }
 if $stability; then
   for mode in jobs-1 jobs-4 loaded; do
@@ -220,6 +251,10 @@ for framing in ndjson content-length; do
   "$HARNESS" --framing "$framing" --timeout 3 --jobs 2 --format json > "$results/ours-$framing.json" \
     2> "$results/ours-$framing.stderr" || failures+=("harness against mcp-echo-server ($framing)")
 done
+p=$(free_port)
+"$HARNESS" --url "http://127.0.0.1:$p/mcp" --timeout 3 --jobs 2 --format json -- \
+  "$SERVER" --http "127.0.0.1:$p" > "$results/ours-http.json" 2> "$results/ours-http.stderr" \
+  || failures+=("harness against mcp-echo-server --http")
 
 step "docs/interop.md"
 if $update; then

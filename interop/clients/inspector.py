@@ -1,5 +1,6 @@
 """The MCP Inspector CLI (@modelcontextprotocol/inspector --cli) against mcp-echo-server:
-tools/list and tools/call, output checked exactly.
+tools/list and tools/call, output checked exactly. SERVER is the server's command, or the URL
+of `mcp-echo-server --http` (then the Inspector speaks Streamable HTTP).
 Usage: python inspector.py NODE INSPECTOR_BIN SERVER RESULT_JSON"""
 
 import json
@@ -9,11 +10,13 @@ import sys
 from result import Steps
 
 NODE, INSPECTOR, SERVER, RESULT = sys.argv[1:5]
+HTTP = SERVER.startswith(("http://", "https://"))
+TARGET = [SERVER, "--transport", "http"] if HTTP else [SERVER]
 
 
 def run(*args):
     out = subprocess.run(
-        [NODE, INSPECTOR, "--cli", SERVER, *args],
+        [NODE, INSPECTOR, "--cli", *TARGET, *args],
         capture_output=True, text=True, timeout=120, check=False,
     )
     if out.returncode != 0:
@@ -23,7 +26,10 @@ def run(*args):
 
 version = subprocess.run([NODE, INSPECTOR, "--version"], capture_output=True, text=True,
                          timeout=60, check=False).stdout.strip()
-record = Steps("MCP Inspector CLI (@modelcontextprotocol/inspector --cli)", version)
+if HTTP:
+    record = Steps("MCP Inspector CLI over HTTP (@modelcontextprotocol/inspector --cli)", version, framing="http")
+else:
+    record = Steps("MCP Inspector CLI (@modelcontextprotocol/inspector --cli)", version)
 expect = record.expect
 error = None
 try:

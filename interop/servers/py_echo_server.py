@@ -1,5 +1,8 @@
 """An echo server on the official Python SDK (mcp on PyPI, MCPServer), for the interop suite:
-mcp-conformance runs against it over stdio."""
+mcp-conformance runs against it over stdio, and over Streamable HTTP with `--http PORT`
+(http://127.0.0.1:PORT/mcp, the SDK's defaults otherwise: SSE replies, sessions)."""
+
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
@@ -13,4 +16,7 @@ def echo(text: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run()  # stdio
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()  # stdio
