@@ -154,7 +154,7 @@ for label, doc in runs.items():
     t = doc["targets"][0]
     info = t["serverInfo"] or {}
     s = t["summary"]
-    what, language, pkg = SERVERS.get(label, ("`mcp-echo-server`, echo profile", "Rust", "this repository"))
+    what, language, pkg = SERVERS.get(label, (f"`mcp-echo-server`, {t['profile']} profile", "Rust", "this repository"))
     eras = " + ".join(t.get("eras") or []) or "none"
     w(f"| {label} | {what} | {language} | {pkg} | {info.get('name', '?')} {info.get('version', '?')} | {eras} | "
       f"{s['pass']} pass, {s['fail'] + s['expectedFail']} fail, {s['warn']} warn, {s['info']} info, "
