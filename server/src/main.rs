@@ -1,128 +1,27 @@
 //! `mcp-echo-server`: an MCP server over stdio (or Streamable HTTP with `--http`) with one
 //! tool, `echo`.
+//!
+//! `--http` runs `mcp-echo-server-http`, installed beside this binary, in this process (exec):
+//! the HTTP stack lives in that executable alone, so this one, which hosts start for every
+//! stdio session, keeps the size, start time and memory it had without HTTP.
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
-use mcp_echo_server::{
-    default_tools, serve, serve_blocking, serve_http, BlockingStdio, Config, Exit, HttpConfig,
-};
-use mcp_protocol::codec::DEFAULT_MAX_MESSAGE_BYTES;
-use mcp_protocol::FramingMode;
-use tracing_subscriber::EnvFilter;
+use clap::Parser;
+use mcp_echo_server::{default_tools, serve, serve_blocking, BlockingStdio, Config, Exit};
 
-/// An MCP echo server over stdio, or over Streamable HTTP with --http.
-///
-/// It reads JSON-RPC messages on stdin and writes replies on stdout; logs go to stderr only.
-/// Launch it from an MCP client, for example: claude mcp add echo -- mcp-echo-server
-///
-/// With --http it serves one MCP endpoint (default http://127.0.0.1:8000/mcp) for both the
-/// 2025 session era and stateless 2026-07-28 requests, and prints
-/// `listening on http://ADDR/PATH` on stderr once bound.
-#[derive(Debug, Parser)]
-#[command(name = "mcp-echo-server", version)]
-struct Cli {
-    /// How messages are framed on stdin/stdout. `auto` detects newline-delimited JSON (the MCP
-    /// standard) or `Content-Length` headers from the first bytes and answers in kind.
-    #[arg(long, value_enum, default_value_t = FramingArg::Auto)]
-    framing: FramingArg,
+#[path = "cli.rs"]
+mod cli;
 
-    /// The largest message accepted, in bytes. Larger ones get a -32600 error and are skipped
-    /// (over HTTP: 413, checked before the body is read).
-    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES as u64, value_name = "BYTES",
-          value_parser = clap::value_parser!(u64).range(64..=(1 << 32)))]
-    max_message_bytes: u64,
+use cli::{init_logging, shutdown_signal, Cli};
 
-    /// Log filter for stderr: off, error, warn, info, debug, trace, or a tracing directive
-    /// such as `mcp_echo_server=debug`. Overrides RUST_LOG. Default: RUST_LOG, else `info`.
-    #[arg(long, value_name = "LEVEL")]
-    log_level: Option<String>,
-
-    /// Serve Streamable HTTP on ADDR (IP:PORT) instead of stdio. Without ADDR: 127.0.0.1:8000
-    /// (loopback only). A non-loopback ADDR such as 0.0.0.0:8000 exposes the server, which has
-    /// no authentication, to the network: only when you say so. Port 0 picks a free port.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1,
-          default_missing_value = "127.0.0.1:8000")]
-    http: Option<SocketAddr>,
-
-    /// The MCP endpoint's path; other paths get 404.
-    #[arg(long, value_name = "PATH", default_value = "/mcp", requires = "http",
-          value_parser = parse_path)]
-    http_path: String,
-
-    /// Also accept requests whose Origin header is ORIGIN (e.g. https://app.example.com;
-    /// repeatable). Loopback origins (http(s)://localhost, 127.0.0.1, [::1], any port) and
-    /// requests without Origin are always accepted; any other Origin gets 403.
-    #[arg(long, value_name = "ORIGIN", requires = "http")]
-    allow_origin: Vec<String>,
-
-    /// The most HTTP sessions (2025-era, made by initialize) alive at once; an initialize
-    /// beyond it gets 503.
-    #[arg(long, value_name = "N", default_value_t = 1024, requires = "http",
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    max_sessions: u64,
-
-    /// The most HTTP connections served at once; more wait until one closes.
-    #[arg(long, value_name = "N", default_value_t = 1024, requires = "http",
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    max_connections: u64,
-
-    /// Seconds an HTTP session may stay unused before it ends (later requests get 404).
-    #[arg(long, value_name = "SECS", default_value_t = 600.0, requires = "http",
-          value_parser = parse_secs)]
-    session_idle_secs: f64,
-
-    /// Seconds a client may take to send an HTTP request's head; slower ones are
-    /// disconnected.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0, requires = "http",
-          value_parser = parse_secs)]
-    http_header_timeout: f64,
-
-    /// Seconds a client may take to send an HTTP request's body; slower ones get 408.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0, requires = "http",
-          value_parser = parse_secs)]
-    http_body_timeout: f64,
-}
-
-fn parse_secs(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 1e6 => Ok(v),
-        _ => Err(format!(
-            "{s:?} is not a number of seconds between 0 and 1000000"
-        )),
-    }
-}
-
-fn parse_path(s: &str) -> Result<String, String> {
-    if s.starts_with('/') && !s.contains(['?', '#', ' ']) {
-        Ok(s.to_owned())
-    } else {
-        Err(format!(
-            "{s:?} is not a path (it must start with / and have no query)"
-        ))
-    }
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum FramingArg {
-    Auto,
-    Ndjson,
-    ContentLength,
-}
-
-impl From<FramingArg> for FramingMode {
-    fn from(f: FramingArg) -> Self {
-        match f {
-            FramingArg::Auto => FramingMode::Auto,
-            FramingArg::Ndjson => FramingMode::Ndjson,
-            FramingArg::ContentLength => FramingMode::ContentLength,
-        }
-    }
-}
+/// The executable that serves `--http`, beside this one.
+const HTTP_BINARY: &str = "mcp-echo-server-http";
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -130,8 +29,8 @@ fn main() -> ExitCode {
         eprintln!("mcp-echo-server: {message}");
         return ExitCode::from(2);
     }
-    if let Some(addr) = cli.http {
-        return serve_over_http(&cli, addr);
+    if cli.http.is_some() {
+        return run_http_binary();
     }
     if std::io::stdin().is_terminal() {
         eprintln!(
@@ -170,6 +69,30 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Replaces this process with `mcp-echo-server-http` and the same arguments (same pid, so
+/// signals and exit status are the HTTP server's); returns only if that cannot be done.
+fn run_http_binary() -> ExitCode {
+    let beside = std::env::current_exe().map(|exe| exe.with_file_name(HTTP_BINARY));
+    let path: PathBuf = match beside {
+        Ok(path) => path,
+        Err(e) => {
+            eprintln!("mcp-echo-server: --http: cannot find this executable's directory ({e})");
+            return ExitCode::FAILURE;
+        }
+    };
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let e = std::process::Command::new(&path)
+        .arg0("mcp-echo-server")
+        .args(args)
+        .exec();
+    eprintln!(
+        "mcp-echo-server: --http runs {}, which could not be started ({e}); \
+         `cargo install --path server` installs both binaries",
+        path.display()
+    );
+    ExitCode::FAILURE
 }
 
 /// stdin and stdout are pipes or sockets: the blocking loop, with SIGTERM and SIGINT waited
@@ -232,97 +155,4 @@ fn serve_async(config: &Config) -> std::io::Result<Exit> {
     // signal); do not wait for it.
     runtime.shutdown_background();
     result
-}
-
-/// `--http`: the only path that starts a multi-connection runtime and the HTTP stack.
-fn serve_over_http(cli: &Cli, addr: SocketAddr) -> ExitCode {
-    let config = HttpConfig {
-        addr,
-        path: cli.http_path.clone(),
-        allowed_origins: cli.allow_origin.clone(),
-        max_message_bytes: usize::try_from(cli.max_message_bytes).unwrap_or(usize::MAX),
-        max_sessions: usize::try_from(cli.max_sessions).unwrap_or(usize::MAX),
-        max_connections: usize::try_from(cli.max_connections).unwrap_or(usize::MAX),
-        session_idle: Duration::from_secs_f64(cli.session_idle_secs),
-        header_timeout: Duration::from_secs_f64(cli.http_header_timeout),
-        body_timeout: Duration::from_secs_f64(cli.http_body_timeout),
-        ..HttpConfig::default()
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            tracing::error!("cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    // The signal handlers are installed before the socket is bound, so a SIGTERM sent as soon
-    // as the "listening" line appears is already handled.
-    let result = runtime.block_on(async {
-        let shutdown = shutdown_signal();
-        serve_http(config, Arc::new(default_tools()), shutdown).await
-    });
-    match result {
-        Ok(Exit::DrainTimedOut) => ExitCode::FAILURE,
-        Ok(_) => {
-            tracing::info!("exiting");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            tracing::error!("cannot listen on {addr}: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn init_logging(level: Option<&str>) -> Result<(), String> {
-    let filter = match level {
-        Some(directive) => EnvFilter::try_new(directive)
-            .map_err(|e| format!("invalid --log-level {directive:?}: {e}"))?,
-        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-    };
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .init();
-    Ok(())
-}
-
-/// Completes on SIGTERM or SIGINT: both mean "answer what was read, flush, exit 0".
-///
-/// The handlers are installed here, before serving starts. The signals are then awaited in a
-/// task of their own, which fires a oneshot: the serve loop polls its shutdown future on every
-/// turn, and polling two `Signal`s there cost about 1.1 k instructions a turn, a tenth of a
-/// window-1 round trip's work (BENCHMARKS.md); a pending oneshot costs a few dozen. Must be
-/// called inside the runtime.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = term.recv() => tracing::info!("SIGTERM: finishing"),
-                    _ = int.recv() => tracing::info!("SIGINT: finishing"),
-                }
-                let _ = tx.send(());
-            });
-        }
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::warn!("cannot listen for signals ({e}); only stdin EOF stops the server");
-        }
-    }
-    async move {
-        if rx.await.is_err() {
-            // No signal will come (none could be listened for, or the runtime is ending).
-            std::future::pending::<()>().await;
-        }
-    }
 }
