@@ -6,6 +6,8 @@
 //! `basic/transports/streamable-http` (2026-07-28); SSE framing is the WHATWG HTML
 //! "Server-sent events" event-stream format.
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use serde_json::Value;
 
 use crate::mcp::methods;
@@ -41,6 +43,36 @@ pub fn mirrored_name<'a>(method: &str, params: Option<&'a Value>) -> Option<Opti
     };
     Some(params.and_then(|p| p.get(key)).and_then(Value::as_str))
 }
+
+/// What a mirrored header (2026-07-28 §Value Encoding) carries for `value`: the value itself
+/// when it is printable ASCII (spaces inside allowed), else `=?base64?…?=` of its UTF-8, for
+/// non-ASCII, control characters, leading or trailing spaces, or a value that looks like the
+/// sentinel itself.
+pub fn encode_header_value(value: &str) -> String {
+    let printable = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    let padded = value.starts_with(' ') || value.ends_with(' ');
+    let looks_encoded = value.starts_with(SENTINEL_START) && value.ends_with(SENTINEL_END);
+    if printable && !padded && !looks_encoded {
+        value.to_owned()
+    } else {
+        format!("{SENTINEL_START}{}{SENTINEL_END}", STANDARD.encode(value))
+    }
+}
+
+/// A mirrored header's value as sent, decoded: plain, or `=?base64?…?=` of UTF-8. `None` when
+/// the sentinel holds no valid Base64 of UTF-8.
+pub fn decode_header_value(value: &str) -> Option<String> {
+    match value
+        .strip_prefix(SENTINEL_START)
+        .and_then(|v| v.strip_suffix(SENTINEL_END))
+    {
+        None => Some(value.to_owned()),
+        Some(encoded) => String::from_utf8(STANDARD.decode(encoded).ok()?).ok(),
+    }
+}
+
+const SENTINEL_START: &str = "=?base64?";
+const SENTINEL_END: &str = "?=";
 
 /// Does an `Accept` header value list this media type (or a wildcard that covers it)?
 /// Parameters (`;q=…`) are ignored; `q=0` is not treated as a refusal.
@@ -252,6 +284,27 @@ mod tests {
         assert!(accepts("*/*", JSON));
         assert!(!accepts("application/json", EVENT_STREAM));
         assert!(!accepts("", JSON));
+    }
+
+    #[test]
+    fn header_values_encode_as_the_spec_examples_and_read_back() {
+        for (value, sent) in [
+            ("us-west1", "us-west1"),
+            ("a b", "a b"),
+            ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+            (" padded ", "=?base64?IHBhZGRlZCA=?="),
+            ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+            ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+        ] {
+            assert_eq!(encode_header_value(value), sent, "{value:?}");
+            assert_eq!(
+                decode_header_value(sent).as_deref(),
+                Some(value),
+                "{sent:?}"
+            );
+        }
+        assert_eq!(decode_header_value("=?base64?!!?="), None);
+        assert_eq!(decode_header_value("=?base64?/w==?="), None, "not UTF-8");
     }
 
     #[test]

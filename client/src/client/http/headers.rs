@@ -3,7 +3,7 @@
 //! mirrors the body into `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
 //! (`basic/transports/streamable-http.mdx`, "Request Metadata").
 
-use mcp_protocol::http::{self as names, mirrored_name};
+use mcp_protocol::http::{self as names, encode_header_value, mirrored_name};
 use mcp_protocol::mcp::modern::META_PROTOCOL_VERSION;
 use mcp_protocol::Message;
 use serde_json::Value;
@@ -38,11 +38,11 @@ pub(super) fn for_message(message: &Message, cx: &Context) -> Vec<(&'static str,
     if let Some(version) = declared.or(cx.modern_version.as_deref()) {
         headers.push((names::PROTOCOL_VERSION, version.to_owned()));
         if let Some(method) = method {
-            headers.push((names::METHOD, encode_value(method)));
+            headers.push((names::METHOD, encode_header_value(method)));
             if let (Message::Request(_), Some(Some(name))) =
                 (message, mirrored_name(method, params))
             {
-                headers.push((names::NAME, encode_value(name)));
+                headers.push((names::NAME, encode_header_value(name)));
             }
         }
         return headers;
@@ -56,71 +56,11 @@ pub(super) fn for_message(message: &Message, cx: &Context) -> Vec<(&'static str,
     headers
 }
 
-const SENTINEL_START: &str = "=?base64?";
-const SENTINEL_END: &str = "?=";
-
-/// A header value for `value`: as is when it is plain visible ASCII (spaces inside allowed),
-/// else `=?base64?…?=` of its UTF-8 ("Value Encoding"); a plain value that looks like the
-/// sentinel is encoded too.
-pub(super) fn encode_value(value: &str) -> String {
-    let looks_encoded = value.starts_with(SENTINEL_START) && value.ends_with(SENTINEL_END);
-    let padded = value.starts_with(' ') || value.ends_with(' ');
-    let visible = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
-    let plain = visible && !padded && !looks_encoded;
-    if plain {
-        value.to_owned()
-    } else {
-        format!("{SENTINEL_START}{}{SENTINEL_END}", base64(value.as_bytes()))
-    }
-}
-
-/// Standard Base64 (RFC 4648 §4) with padding.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use mcp_protocol::{Notification, Request, RequestId};
     use serde_json::json;
-
-    #[test]
-    fn values_encode_as_the_spec_table_says() {
-        assert_eq!(encode_value("us-west1"), "us-west1");
-        assert_eq!(encode_value("a b"), "a b");
-        assert_eq!(
-            encode_value("Hello, 世界"),
-            "=?base64?SGVsbG8sIOS4lueVjA==?="
-        );
-        assert_eq!(encode_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
-        assert_eq!(encode_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-        assert_eq!(
-            encode_value("=?base64?literal?="),
-            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
-        );
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-    }
 
     fn request(method: &str, params: Value) -> Message {
         Message::Request(Request {

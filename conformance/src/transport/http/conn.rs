@@ -16,14 +16,15 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use mcp_client::raw::Direction;
 use mcp_client::{RawEvent, TranscriptEntry};
-use mcp_protocol::http::{mirrored_name, JSON, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
+use mcp_protocol::http::{
+    encode_header_value, mirrored_name, JSON, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID,
+};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::deliver::{deliver, Delivery, Learned};
-use super::encode::header_value;
 use super::endpoint::Endpoint;
 use super::log::Log;
 
@@ -159,7 +160,7 @@ impl HttpConn {
             if let Some(method) = method {
                 set(METHOD, method);
                 if let Some(Some(name)) = mirrored_name(method, params) {
-                    set(NAME, &header_value(name));
+                    set(NAME, &encode_header_value(name));
                 }
             }
         } else if let (Some(version), false) = (&learned.version, method == Some("initialize")) {

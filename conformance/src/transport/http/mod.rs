@@ -6,7 +6,6 @@
 
 mod conn;
 mod deliver;
-mod encode;
 mod endpoint;
 mod log;
 pub mod reply;
