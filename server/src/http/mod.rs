@@ -17,8 +17,8 @@
 //! * [`exchange`]: a dispatch to a response, with tool calls in tasks and cancellation;
 //! * [`reply`]: JSON, SSE, 202 and error bodies.
 //!
-//! The binary starts a tokio runtime and this stack only for `--http`; stdio never touches
-//! it.
+//! Only the `mcp-echo-server-http` executable links it (`mcp-echo-server --http` execs that
+//! one), so the stdio binary carries none of it.
 //!
 //! [`Session`]: crate::Session
 
