@@ -438,29 +438,35 @@ def main():
             w(f"| {label} | {val} | {verdict} |")
         w("")
 
+    finish_section(md, manifest, args.out, BEGIN, END)
+
+
+def finish_section(md, manifest, out, begin, end):
+    """Lists the invocations without usable JSON, closes the section with `end`, and writes it
+    into `out` between `begin` and `end` (in place of the last run's; the rest of the file is
+    kept; appended if the markers are missing)."""
     bad = [m for m in manifest if m.get("bad_json")]
     if bad:
-        w("### Invocations without usable JSON\n")
+        md.append("### Invocations without usable JSON\n")
         for m in bad:
-            w(f"- round {m['round']} {m['server']}: exit {m['exit']}, see `{m['stderr']}`")
-        w("")
-
-    w(END)
+            md.append(f"- round {m['round']} {m['server']}: exit {m['exit']}, see `{m['stderr']}`")
+        md.append("")
+    md.append(end)
     block = "\n".join(md).rstrip() + "\n"
     try:
-        old = open(args.out).read()
+        old = open(out).read()
     except OSError:
         old = None
     if old is None:
         new = "# Benchmarks\n\n" + block
-    elif BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + block.rstrip("\n") + rest.split(END, 1)[1]
+    elif begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        new = head + block.rstrip("\n") + rest.split(end, 1)[1]
     else:
         new = old.rstrip("\n") + "\n\n" + block
-    with open(args.out, "w") as f:
+    with open(out, "w") as f:
         f.write(new)
-    print(f"wrote {args.out}")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from summarize import (cell_vals, fmt, load, machine, med, paired, run_med, sh, spread,  # noqa: E402
+from summarize import (cell_vals, finish_section, fmt, load, machine, med, paired, run_med, sh, spread,  # noqa: E402
                        versions)
 
 SERVERS = [
@@ -152,29 +152,7 @@ def main():
       f"{'–' if r is None else f'{r:.2f}×'} | |")
     w("")
 
-    bad = [m for m in manifest if m.get("bad_json")]
-    if bad:
-        w("### Invocations without usable JSON\n")
-        for m in bad:
-            w(f"- round {m['round']} {m['server']}: exit {m['exit']}, see `{m['stderr']}`")
-        w("")
-    w(END)
-
-    block = "\n".join(md).rstrip() + "\n"
-    try:
-        old = open(args.out).read()
-    except OSError:
-        old = None
-    if old is None:
-        new = "# Benchmarks\n\n" + block
-    elif BEGIN in old and END in old:
-        head_, rest = old.split(BEGIN, 1)
-        new = head_ + block.rstrip("\n") + rest.split(END, 1)[1]
-    else:
-        new = old.rstrip("\n") + "\n\n" + block
-    with open(args.out, "w") as f:
-        f.write(new)
-    print(f"wrote {args.out}")
+    finish_section(md, manifest, args.out, BEGIN, END)
 
 
 def http_versions(root, args):
