@@ -86,7 +86,8 @@ command_for() {
 
 manifest="$dir/manifest.jsonl"
 : > "$manifest"
-json_str() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+# shellcheck source=bench/invocation.sh
+. "$here/invocation.sh"
 
 start=$(date +%s)
 cut -d" " -f1-3 /proc/loadavg > "$dir/loadavg-start" 2>/dev/null || true
@@ -98,17 +99,7 @@ for r in $(seq 1 "$rounds"); do
     # shellcheck disable=SC2206  # the paths here have no spaces
     server=($(command_for "$s" "$port"))
     cmd=("$bench" --url "http://127.0.0.1:$port/mcp" "${common[@]}" -- "${server[@]}")
-    base="$dir/r$r-$s"
-    t0=$(date +%s.%N)
-    "${cmd[@]}" > "$base.json" 2> "$base.err" < /dev/null
-    rc=$?
-    t1=$(date +%s.%N)
-    secs=$(python3 -c "print(round($t1 - $t0, 1))")
-    printf 'round %s/%s  %-10s exit %s  %6ss\n' "$r" "$rounds" "$s" "$rc" "$secs"
-    if [ "$rc" -ne 0 ]; then sed 's/^/    stderr: /' "$base.err" | tail -3; fi
-    printf '{"server":"%s","round":%s,"exit":%s,"seconds":%s,"json":"%s","stderr":"%s","command":%s}\n' \
-      "$s" "$r" "$rc" "$secs" "$(basename "$base.json")" "$(basename "$base.err")" \
-      "$(json_str "${cmd[*]}")" >> "$manifest"
+    bench_one "$s" "$r" "$rounds" "$dir" "$manifest" "${cmd[@]}"
   done
 done
 cut -d" " -f1-3 /proc/loadavg > "$dir/loadavg-end" 2>/dev/null || true

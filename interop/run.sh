@@ -75,7 +75,7 @@ start_http_server() { # stderr log file
   "$SERVER" --http 127.0.0.1:0 2> "$1" &
   http_pid=$!
   for _ in $(seq 100); do
-    http_url=$(grep -o 'http://[^ ]*' "$1" | head -1)
+    http_url=$(grep -o 'http://[^ ]*' "$1" | head -1 || true)
     [ -n "$http_url" ] && return 0
     sleep 0.1
   done
