@@ -119,7 +119,16 @@ impl From<FramingArg> for FramingMode {
     }
 }
 
-pub fn init_logging(level: Option<&str>) -> Result<(), String> {
+/// Sends logs to stderr as `--log-level` (or `RUST_LOG`) says; a bad filter is a usage error
+/// (exit 2), said on stderr.
+pub fn start_logging(cli: &Cli) -> Result<(), std::process::ExitCode> {
+    init_logging(cli.log_level.as_deref()).map_err(|message| {
+        eprintln!("mcp-echo-server: {message}");
+        std::process::ExitCode::from(2)
+    })
+}
+
+fn init_logging(level: Option<&str>) -> Result<(), String> {
     let filter = match level {
         Some(directive) => EnvFilter::try_new(directive)
             .map_err(|e| format!("invalid --log-level {directive:?}: {e}"))?,

@@ -12,13 +12,12 @@ use mcp_echo_server::{default_tools, serve_http, Exit, HttpConfig, DEFAULT_HTTP_
 #[path = "cli.rs"]
 mod cli;
 
-use cli::{init_logging, shutdown_signal, Cli};
+use cli::{shutdown_signal, start_logging, Cli};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(message) = init_logging(cli.log_level.as_deref()) {
-        eprintln!("mcp-echo-server: {message}");
-        return ExitCode::from(2);
+    if let Err(code) = start_logging(&cli) {
+        return code;
     }
     serve_over_http(&cli)
 }

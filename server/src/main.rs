@@ -18,19 +18,18 @@ use mcp_echo_server::{default_tools, serve, serve_blocking, BlockingStdio, Confi
 #[path = "cli.rs"]
 mod cli;
 
-use cli::{init_logging, shutdown_signal, Cli};
+use cli::{shutdown_signal, start_logging, Cli};
 
 /// The executable that serves `--http`, beside this one.
 const HTTP_BINARY: &str = "mcp-echo-server-http";
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(message) = init_logging(cli.log_level.as_deref()) {
-        eprintln!("mcp-echo-server: {message}");
-        return ExitCode::from(2);
-    }
     if cli.http.is_some() {
         return run_http_binary();
+    }
+    if let Err(code) = start_logging(&cli) {
+        return code;
     }
     if std::io::stdin().is_terminal() {
         eprintln!(
