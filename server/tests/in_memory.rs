@@ -1278,9 +1278,10 @@ async fn stops_while_blocked_in_write(transport: Transport) {
     );
     stopper.stop(libc::SIGTERM);
     let exit = ended(server, transport).await;
+    let exit = exit.0.unwrap();
     assert!(
-        matches!(exit.0.unwrap(), Exit::DrainTimedOut),
-        "{transport:?}"
+        matches!(exit, Exit::DrainTimedOut),
+        "{transport:?}: the loop ended with {exit:?}, not a timed-out drain"
     );
     // The probe holds the server's end open too: the writer only ends once it is gone.
     drop((output, socket, probe));
