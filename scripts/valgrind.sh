@@ -4,8 +4,8 @@
 #      tests/props.rs), and
 #   2. a short soak of the RELEASE mcp-echo-server: initialize, CALLS tools/call echo requests
 #      (default 20 000) and a few bad inputs piped in through real pipes, then EOF; and the same
-#      input from a regular file into a regular file (the server's async loop; pipes and
-#      sockets get its blocking loop).
+#      input from a regular file into a regular file (read and written on tokio's blocking
+#      threads; pipes and sockets are read and written on the reactor).
 # Each run uses --leak-check=full with definite and possible leaks counted as errors, and
 # --error-exitcode=1; scripts/valgrind.supp suppresses one false positive in Rust's std (see
 # there). The script fails unless every run exits 0 with "ERROR SUMMARY: 0 errors", the server
@@ -98,8 +98,8 @@ for i in range(1, calls + 1):
         w('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999999999}}\n')
 PY
 # One run of the server under memcheck: `pipe` (stdin and stdout are pipes, as many MCP hosts
-# make them: the server's blocking loop, which sockets get too) or `file` (a regular file in
-# and out: the async loop, on tokio's blocking stdin/stdout).
+# make them: read and written on the reactor) or `file` (a regular file in and out: tokio's
+# blocking stdin/stdout).
 soak_server() {
   local mode=$1
   local log="$out/server-soak-$mode.vg.log"

@@ -1,5 +1,5 @@
 //! The server's dispatch invariants: `mcp_echo_server::serve` in-process over a tokio duplex,
-//! and `serve_blocking` (the loop the binary runs on pipes and sockets) over a socketpair.
+//! and over a socketpair read and written as the binary reads and writes a socket.
 //!
 //! A scenario is a server configuration (framing, small message limit, duplex and reply-queue
 //! sizes, optionally a `slow` tool whose calls are still running when later messages arrive) and
@@ -20,8 +20,8 @@
 //!    tool every reply is ready at once, so the replies must also come in input order. With it,
 //!    a request that a later `notifications/cancelled` names may get no reply (zero or one).
 //! 4. A successful echo returns its text unchanged.
-//! 5. Both loops are checked alike, and without the slow tool (replies in input order) they
-//!    must write the same bytes.
+//! 5. Both transports are checked alike, and without the slow tool (replies in input order)
+//!    they must write the same bytes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,9 +29,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use futures::FutureExt;
-use mcp_echo_server::{
-    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall, ToolSet,
-};
+use mcp_echo_server::{default_tools, serve, Config, Exit, Tool, ToolCall, ToolSet};
 use mcp_protocol::codec::DecodedFrame;
 use mcp_protocol::mcp::{self, CallToolResult, CancelledParams, ProtocolVersion};
 use mcp_protocol::{
@@ -90,7 +88,6 @@ pub struct Scenario {
     pub max_header: usize,
     pub slow_tool: bool,
     pub duplex: usize,
-    pub outgoing_queue: usize,
     pub chunk_seed: u64,
     pub chunk_max: usize,
     pub stream: Vec<u8>,
@@ -366,7 +363,6 @@ impl Scenario {
         let max_message = [512, 4096, 16384, 65536][(sizes & 3) as usize];
         let max_header = [64, 8192][((sizes >> 2) & 1) as usize];
         let duplex = [64, 1024, 65536, 1 << 20][((sizes >> 3) & 3) as usize];
-        let outgoing_queue = [1, 8, 64, 1024][((sizes >> 5) & 3) as usize];
         let chunk_seed = input.u64();
         let chunk_max = *input.pick(&[1, 7, 64, 4096, 1 << 20]);
         if raw {
@@ -376,7 +372,6 @@ impl Scenario {
                 max_header,
                 slow_tool,
                 duplex,
-                outgoing_queue,
                 chunk_seed,
                 chunk_max,
                 stream: input.rest().to_vec(),
@@ -423,7 +418,6 @@ impl Scenario {
             max_header,
             slow_tool,
             duplex,
-            outgoing_queue,
             chunk_seed,
             chunk_max,
             stream,
@@ -445,7 +439,6 @@ impl Scenario {
             max_message_bytes: self.max_message,
             max_header_bytes: self.max_header,
             shutdown_grace: Duration::from_secs(600),
-            outgoing_queue: self.outgoing_queue,
         }
     }
 
@@ -466,26 +459,70 @@ pub struct Run {
     pub output: Vec<u8>,
 }
 
-/// Runs the server on the scenario's stream; panics if it does not finish within `limit`.
+/// Runs the server on the scenario's stream over an in-memory duplex; panics if it does not
+/// finish within `limit`.
 pub fn run_server(s: &Scenario, limit: Duration) -> Run {
+    run_on(s, limit, |s| {
+        let (client, server) = tokio::io::duplex(s.duplex);
+        let (server_read, server_write) = tokio::io::split(server);
+        let (client_read, client_write) = tokio::io::split(client);
+        (
+            Box::new(server_read),
+            Box::new(server_write),
+            Box::new(client_read),
+            Box::new(client_write),
+        )
+    })
+}
+
+/// Runs the server on the scenario's stream over one end of a socketpair as both its input
+/// and output, read and written as the binary does a socket it is given (Node-based hosts);
+/// panics if it does not finish within `limit`.
+pub fn run_server_on_socket(s: &Scenario, limit: Duration) -> Run {
+    run_on(s, limit, |_| {
+        let (client, server) = std::os::unix::net::UnixStream::pair().expect("a socketpair");
+        let read = server.try_clone().expect("a second descriptor");
+        let server_read = mcp_echo_server::stdio::Socket::new(read.into()).expect("on the reactor");
+        let server_write =
+            mcp_echo_server::stdio::Socket::new(server.into()).expect("on the reactor");
+        client.set_nonblocking(true).expect("non-blocking");
+        let client = tokio::net::UnixStream::from_std(client).expect("on the reactor");
+        let (client_read, client_write) = client.into_split();
+        (
+            Box::new(server_read),
+            Box::new(server_write),
+            Box::new(client_read),
+            Box::new(client_write),
+        )
+    })
+}
+
+type Read = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+type Write = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+
+/// The server's input and output, and the client's ends of them.
+type Ends = (Read, Write, Read, Write);
+
+fn run_on(s: &Scenario, limit: Duration, ends: impl FnOnce(&Scenario) -> Ends) -> Run {
     let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build()
         .expect("a tokio runtime");
     rt.block_on(async {
-        let (client, server) = tokio::io::duplex(s.duplex);
-        let (server_read, server_write) = tokio::io::split(server);
-        let (mut client_read, mut client_write) = tokio::io::split(client);
+        let (server_read, server_write, mut client_read, mut client_write) = ends(s);
         let (config, tools) = (s.config(), s.tools());
         let server = tokio::spawn(async move {
-            serve(
+            let exit = serve(
                 server_read,
                 server_write,
                 &config,
                 Arc::new(tools),
                 std::future::pending::<()>(),
             )
-            .await
+            .await;
+            // The server's ends are closed here (dropped with the future's state), so the
+            // reader below sees the output end.
+            exit
         });
         let stream = s.stream.clone();
         let (seed, max) = (s.chunk_seed, s.chunk_max);
@@ -519,68 +556,20 @@ pub fn run_server(s: &Scenario, limit: Duration) -> Run {
     })
 }
 
-/// Runs the blocking loop on the scenario's stream, over one end of a socketpair as both its
-/// input and output; panics if it does not finish within `limit`.
-pub fn run_server_blocking(s: &Scenario, limit: Duration) -> Run {
-    use std::io::{Read, Write};
-    use std::os::fd::OwnedFd;
-    use std::os::unix::net::UnixStream;
-    let (client, server) = UnixStream::pair().expect("a socketpair");
-    let (config, tools) = (s.config(), s.tools());
-    let input = std::fs::File::from(OwnedFd::from(
-        server.try_clone().expect("a second descriptor"),
-    ));
-    let stdio = BlockingStdio::new(input, std::fs::File::from(OwnedFd::from(server)))
-        .expect("the blocking loop's files");
-    let (done, exit) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let exit = serve_blocking(&stdio, &config, Arc::new(tools));
-        // Closes the server's end, so the reader below sees the output end.
-        drop(stdio);
-        let _ = done.send(exit);
-    });
-    let mut write_end = client.try_clone().expect("a second descriptor");
-    let stream = s.stream.clone();
-    let (seed, max) = (s.chunk_seed, s.chunk_max);
-    let writer = std::thread::spawn(move || {
-        let mut rng = Rng::new(seed);
-        for c in chunk(&stream, &mut rng, max) {
-            write_end.write_all(c)?;
-        }
-        write_end.shutdown(std::net::Shutdown::Write)
-    });
-    let reader = std::thread::spawn(move || {
-        let mut client = client;
-        let mut out = Vec::new();
-        client.read_to_end(&mut out).map(|_| out)
-    });
-    let exit = exit
-        .recv_timeout(limit)
-        .unwrap_or_else(|_| panic!("the blocking loop did not finish within {limit:?} (hang)"));
-    writer
-        .join()
-        .expect("writer thread")
-        .expect("writing the server's input failed");
-    let output = reader
-        .join()
-        .expect("reader thread")
-        .expect("reading the server's output failed");
-    Run { exit, output }
-}
-
-/// Runs and checks the scenario built from `data`, on both loops.
+/// Runs and checks the scenario built from `data`, over a duplex and over a socket: without
+/// the slow tool (replies in input order) the two must write the same bytes.
 pub fn run(data: &[u8]) {
     let s = Scenario::from_bytes(data);
-    let result = run_server(&s, Duration::from_secs(60));
-    check(&s, &result);
-    let blocking = run_server_blocking(&s, Duration::from_secs(60));
-    check(&s, &blocking);
+    let duplex = run_server(&s, Duration::from_secs(60));
+    check(&s, &duplex);
+    let socket = run_server_on_socket(&s, Duration::from_secs(60));
+    check(&s, &socket);
     if !s.slow_tool {
         assert!(
-            result.output == blocking.output,
-            "the two loops wrote different bytes:\n async: {:?}\n blocking: {:?}",
-            String::from_utf8_lossy(&result.output),
-            String::from_utf8_lossy(&blocking.output)
+            duplex.output == socket.output,
+            "the two transports wrote different bytes:\n duplex: {:?}\n socket: {:?}",
+            String::from_utf8_lossy(&duplex.output),
+            String::from_utf8_lossy(&socket.output)
         );
     }
 }
@@ -628,12 +617,11 @@ fn cancelled_id(m: &Message) -> Option<String> {
 pub fn check(s: &Scenario, run: &Run) {
     let ctx = || {
         format!(
-            "scenario: framing {:?} slow_tool {} max_message {} duplex {} queue {} chunk_max {}\ninput ({} bytes): \"{}\"\noutput: \"{}\"",
+            "scenario: framing {:?} slow_tool {} max_message {} duplex {} chunk_max {}\ninput ({} bytes): \"{}\"\noutput: \"{}\"",
             s.framing,
             s.slow_tool,
             s.max_message,
             s.duplex,
-            s.outgoing_queue,
             s.chunk_max,
             s.stream.len(),
             s.stream[..s.stream.len().min(2000)].escape_ascii(),

@@ -1,6 +1,4 @@
-//! What both binaries share (each includes this file): the command line, which the stdio
-//! binary parses and hands on whole to the HTTP one, logging to stderr, and the shutdown
-//! signal.
+//! The command line, logging to stderr, and the shutdown signal.
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;

@@ -14,11 +14,6 @@ pub struct Config {
     /// How long shutdown (stdin EOF or a signal) may take to answer what was already read and
     /// flush it. MCP clients send SIGTERM 2 s after closing stdin, so this stays short.
     pub shutdown_grace: Duration,
-    /// Replies of tool calls that ran in their own task, waiting for stdout; when it is full
-    /// those tasks wait. Replies ready at once never queue: they are written before more input
-    /// is read, so a client that does not read its replies gets back-pressure, not unbounded
-    /// memory.
-    pub outgoing_queue: usize,
 }
 
 impl Default for Config {
@@ -28,7 +23,6 @@ impl Default for Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
             shutdown_grace: Duration::from_secs(2),
-            outgoing_queue: 1024,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::io;
 
-/// Why a serve loop ([`crate::serve`], [`crate::serve_blocking`]) returned.
+/// Why a transport ([`crate::serve`], [`crate::serve_http`]) returned.
 #[derive(Debug)]
 pub enum Exit {
     /// Input ended; everything read was answered and flushed.

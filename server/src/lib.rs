@@ -1,38 +1,32 @@
-//! `mcp-echo-server` as a library: the stdio MCP server loops, its lifecycle and dispatch, and
-//! the tool set with the `echo` tool.
+//! `mcp-echo-server` as a library: the MCP server over stdio ([`serve`]) and over Streamable
+//! HTTP ([`serve_http`]), and the tool set with the `echo` tool.
 //!
-//! Two loops serve a connection with the same message handling: [`serve_blocking`], which the
-//! binary runs when stdin and stdout are pipes or sockets (plain blocking reads and writes on
-//! its main thread), and the async [`serve`], for anything else and for in-memory tests. Both
-//! only read, write and wait; what to do with the bytes is one sans-I/O core's.
-//! [`serve_http`] serves the same protocol core over Streamable HTTP instead (both the
-//! 2025 session era and stateless 2026-07-28), for `--http`.
-//! Logs go through `tracing`; the binary sends them to stderr, never stdout.
+//! One protocol core decides everything about a connection (lifecycle, eras, batches,
+//! duplicate ids, cancellation, requests to the client); each transport only moves bytes and
+//! runs the tool calls the core hands it. Logs go through `tracing`; the binary sends them to
+//! stderr, never stdout.
 
-mod blocking;
 mod config;
-mod connection;
+mod core;
 mod error;
 mod exit;
 mod http;
 mod info;
 mod modern;
-mod pacing;
 mod params;
-mod replies;
-mod sans_io;
-mod serve;
-mod session;
+mod peer;
 pub mod stdio;
 pub mod tools;
 
-pub use crate::blocking::{serve_blocking, BlockingStdio, Stopper};
 pub use crate::config::Config;
 pub use crate::error::ServerError;
 pub use crate::exit::Exit;
+#[doc(hidden)]
+pub use crate::http::serve_http_on;
 pub use crate::http::{serve_http, HttpConfig, DEFAULT_ADDR as DEFAULT_HTTP_ADDR};
 pub use crate::info::ServerInfo;
-pub use crate::params::{ServerParams, ToolCallParts};
-pub use crate::serve::serve;
-pub use crate::session::{Dispatch, Session};
+#[doc(hidden)]
+pub use crate::params::ServerParams;
+pub use crate::peer::{Peer, PeerError};
+pub use crate::stdio::serve;
 pub use crate::tools::{default_tools, DuplicateTool, Tool, ToolCall, ToolSet};

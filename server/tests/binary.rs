@@ -991,9 +991,10 @@ async fn stdout_full(child: &Child) {
     .await;
 }
 
-/// Which loop serves depends on what stdin and stdout are: pipes (Python, Rust, Go hosts) and
-/// sockets (what Node-based hosts such as Claude Code hand their servers) get the blocking
-/// loop, anything else (here a file) the async one. All answer the same session byte for byte.
+/// How stdin and stdout are read and written depends on what they are: pipes (Python, Rust, Go
+/// hosts) and sockets (what Node-based hosts such as Claude Code hand their servers) on the
+/// reactor, anything else (here a file) on a blocking thread. All answer the same session
+/// byte for byte.
 #[tokio::test]
 async fn pipes_sockets_and_files_are_all_served() {
     let session = format!(
@@ -1009,7 +1010,7 @@ async fn pipes_sockets_and_files_are_all_served() {
     let piped = s.finish().await;
     assert_eq!(piped.status.code(), Some(0), "stderr: {}", piped.stderr);
     assert!(
-        piped.stderr.contains("serving on the blocking loop"),
+        piped.stderr.contains(r#"stdin="a pipe" stdout="a pipe""#),
         "stderr: {}",
         piped.stderr
     );
@@ -1030,7 +1031,7 @@ async fn pipes_sockets_and_files_are_all_served() {
     let stderr = within("stderr to end", stderr).await.unwrap();
     assert_eq!(status.code(), Some(0), "stderr: {stderr}");
     assert!(
-        stderr.contains("serving on the blocking loop"),
+        stderr.contains(r#"stdin="a socket" stdout="a socket""#),
         "stderr: {stderr}"
     );
 
@@ -1044,7 +1045,7 @@ async fn pipes_sockets_and_files_are_all_served() {
     let stderr = String::from_utf8_lossy(&filed.stderr);
     assert_eq!(filed.status.code(), Some(0), "stderr: {stderr}");
     assert!(
-        stderr.contains("serving on the async loop"),
+        stderr.contains(r#"stdin="read on a blocking thread" stdout="a pipe""#),
         "stderr: {stderr}"
     );
 

@@ -910,26 +910,3 @@ async fn connections_beyond_the_cap_wait_for_a_free_slot() {
         .unwrap();
     assert_eq!(status, StatusCode::OK);
 }
-
-/// `--http` runs `mcp-echo-server-http` beside the binary; without it the error says what is
-/// missing and how to install it, and nothing is served.
-#[test]
-fn http_without_the_http_binary_beside_it_says_so() {
-    let dir = std::env::temp_dir().join(format!("mcp-echo-alone-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let alone = dir.join("mcp-echo-server");
-    std::fs::copy(BIN, &alone).unwrap();
-    let out = std::process::Command::new(&alone)
-        .args(["--http", "127.0.0.1:0"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("mcp-echo-server-http") && stderr.contains("cargo install --path server"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("listening on"), "{stderr}");
-}

@@ -1,20 +1,24 @@
-//! The server over an in-memory duplex (the async loop) and over OS pipes (the blocking loop
-//! the binary runs): lifecycle, errors, concurrency, cancellation, batches. Each test that
-//! goes through [`Peer`] runs on both loops (`on_both_loops!` at the end).
+//! The server's scenarios over every transport it has: stdio over an in-memory duplex, OS
+//! pipes and a socketpair, and Streamable HTTP on a loopback port. The same scenario, through
+//! each transport's driver of the one protocol core, must get the same replies
+//! (`on_every_transport!` at the end); what only stdio has (framing, EOF, signals, a closed
+//! output) runs on its three (`on_stdio!`).
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
+use http_body_util::BodyExt;
+use mcp_echo_server::stdio::Socket;
 use mcp_echo_server::{
-    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall, ToolSet,
+    default_tools, serve, serve_http_on, Config, Exit, HttpConfig, Tool, ToolCall, ToolSet,
 };
 use mcp_protocol::mcp::{self, CallToolResult};
 use mcp_protocol::FramingMode;
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -137,44 +141,79 @@ impl Gates {
     }
 }
 
-/// Which serve loop a [`Peer`] starts.
+/// How a [`Peer`] reaches the server: the transports every scenario runs over.
 #[derive(Debug, Clone, Copy)]
-enum Loop {
+enum Transport {
     /// `serve` over an in-memory duplex.
-    Async,
-    /// `serve_blocking` on a thread of its own, over two OS pipes.
-    Blocking,
-    /// `serve_blocking` over one end of a socketpair, as both input and output (Node-based
-    /// hosts give their servers sockets).
-    BlockingSocket,
+    Duplex,
+    /// `serve` over two OS pipes, on the reactor (Python, Rust, Go hosts).
+    Pipes,
+    /// `serve` over one end of a socketpair as input and output, read and written with
+    /// `MSG_DONTWAIT` (Node-based hosts).
+    Socket,
+    /// `serve_http` on a loopback port: each message is a POST of its own, replies come in
+    /// JSON bodies or on SSE streams.
+    Http,
 }
 
 thread_local! {
-    static LOOP: std::cell::Cell<Loop> = const { std::cell::Cell::new(Loop::Async) };
+    static TRANSPORT: std::cell::Cell<Transport> = const { std::cell::Cell::new(Transport::Duplex) };
 }
 
+/// The client side of a test: it sends messages and reads the server's, one JSON text each,
+/// in the order the server sent them (over HTTP: as they arrive on the POSTs' responses).
 struct Peer {
-    lines: tokio::io::Lines<BufReader<Box<dyn AsyncRead + Unpin + Send>>>,
-    write: Box<dyn AsyncWrite + Unpin + Send>,
-    /// How the server ended. A oneshot, not a `JoinHandle`: a blocking loop that hangs then
-    /// fails the test by timing out instead of hanging the runtime's shutdown, which waits for
-    /// `spawn_blocking` tasks.
-    server: oneshot::Receiver<std::io::Result<Exit>>,
-    /// Sending on it (or dropping it unsent: nothing) is the test's SIGTERM.
-    stop: Option<oneshot::Sender<()>>,
+    io: Io,
     /// The gates of the `gate` tool, if [`Peer::with`] registered it.
     gates: Gates,
 }
+
+enum Io {
+    Stream(Stream),
+    Http(Http),
+}
+
+/// A stdio connection: lines both ways.
+struct Stream {
+    lines: tokio::io::Lines<BufReader<Box<dyn AsyncRead + Unpin + Send>>>,
+    write: Box<dyn AsyncWrite + Unpin + Send>,
+    /// How the server ended. A oneshot, not a `JoinHandle`, so a hang fails the test by
+    /// timing out.
+    server: oneshot::Receiver<std::io::Result<Exit>>,
+    /// Sending on it (or dropping it unsent: nothing) is the test's SIGTERM.
+    stop: Option<oneshot::Sender<()>>,
+}
+
+/// A Streamable HTTP client of one session: each message a POST; what the server sends back,
+/// from every POST, goes to `replies`.
+struct Http {
+    url: String,
+    client: HttpClient,
+    session: Arc<std::sync::Mutex<Option<String>>>,
+    replies_tx: mpsc::UnboundedSender<String>,
+    replies: mpsc::UnboundedReceiver<String>,
+    /// The tasks reading the POSTs' bodies.
+    bodies: tokio::task::JoinSet<()>,
+    server: tokio::task::JoinHandle<std::io::Result<Exit>>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+type HttpClient = hyper_util::client::legacy::Client<
+    hyper_util::client::legacy::connect::HttpConnector,
+    http_body_util::Full<bytes::Bytes>,
+>;
 
 impl Peer {
     fn start() -> Peer {
         Peer::with(Config::default())
     }
 
+    /// With the `gate` tool and the `roots` tool (which asks the client for its roots).
     fn with(config: Config) -> Peer {
         let gates = Gates::default();
         let mut tools = default_tools();
         tools.register(Gate::new(&gates)).unwrap();
+        tools.register(Roots::new()).unwrap();
         Peer {
             gates,
             ..Peer::with_tools(config, tools)
@@ -182,87 +221,33 @@ impl Peer {
     }
 
     fn with_tools(config: Config, tools: ToolSet) -> Peer {
-        match LOOP.with(std::cell::Cell::get) {
-            Loop::Async => Peer::on_async_loop(config, tools),
-            Loop::Blocking => Peer::on_blocking(Transport::Pipes, config, tools),
-            Loop::BlockingSocket => Peer::on_blocking(Transport::Socket, config, tools),
-        }
-    }
-
-    /// `serve_blocking` on a thread of its own, over `transport`.
-    fn on_blocking(transport: Transport, config: Config, tools: ToolSet) -> Peer {
-        let Ends {
-            stdio,
-            input,
-            output,
-            socket,
-            ..
-        } = ends(transport);
-        let (stop, stopped) = oneshot::channel::<()>();
-        let stopper = stdio.stopper();
-        tokio::spawn(async move {
-            if stopped.await.is_ok() {
-                stopper.stop(libc::SIGTERM);
-            }
-        });
-        let server = serve_on_thread(stdio, config, tools);
-        let (read, write): (
-            Box<dyn AsyncRead + Unpin + Send>,
-            Box<dyn AsyncWrite + Unpin + Send>,
-        ) = match socket {
-            Some(socket) => {
-                drop((input, output)); // duplicates of `socket`
-                socket.set_nonblocking(true).unwrap();
-                let (read, write) = tokio::net::UnixStream::from_std(socket)
-                    .unwrap()
-                    .into_split();
-                (Box::new(read), Box::new(write))
-            }
-            None => (
-                Box::new(tokio::net::unix::pipe::Receiver::from_file(output).unwrap()),
-                Box::new(tokio::net::unix::pipe::Sender::from_file(input).unwrap()),
-            ),
+        let tools = Arc::new(tools);
+        let io = match TRANSPORT.with(std::cell::Cell::get) {
+            Transport::Duplex => Io::Stream(Stream::duplex(config, tools)),
+            Transport::Pipes => Io::Stream(Stream::pipes(config, tools)),
+            Transport::Socket => Io::Stream(Stream::socket(config, tools)),
+            Transport::Http => Io::Http(Http::start(tools)),
         };
         Peer {
-            lines: BufReader::new(read).lines(),
-            write,
-            server: async_exit(server),
-            stop: Some(stop),
+            io,
             gates: Gates::default(),
         }
     }
 
-    fn on_async_loop(config: Config, tools: ToolSet) -> Peer {
-        let (client, server) = tokio::io::duplex(1 << 16);
-        let (server_read, server_write) = tokio::io::split(server);
-        let (stop, stopped) = oneshot::channel::<()>();
-        let (done, server) = oneshot::channel();
-        tokio::spawn(async move {
-            let shutdown = async move {
-                let _ = stopped.await;
-            };
-            let exit = serve(
-                server_read,
-                server_write,
-                &config,
-                Arc::new(tools),
-                shutdown,
-            )
-            .await;
-            let _ = done.send(exit);
-        });
-        let (read, write) = tokio::io::split(client);
-        Peer {
-            lines: BufReader::new(Box::new(read) as Box<dyn AsyncRead + Unpin + Send>).lines(),
-            write: Box::new(write),
-            server,
-            stop: Some(stop),
-            gates: Gates::default(),
+    /// The stdio connection (for scenarios that only stdio has).
+    fn stream(&mut self) -> &mut Stream {
+        match &mut self.io {
+            Io::Stream(stream) => stream,
+            Io::Http(_) => panic!("a stdio-only scenario ran over HTTP"),
         }
     }
 
+    /// Sends bytes as they are: a line on stdio, a POST body over HTTP.
     async fn send_raw(&mut self, bytes: &[u8]) {
-        self.write.write_all(bytes).await.unwrap();
+        match &mut self.io {
+            Io::Stream(s) => s.write.write_all(bytes).await.unwrap(),
+            Io::Http(h) => h.post(bytes.trim_ascii_end().to_vec()).await,
+        }
     }
 
     async fn send(&mut self, message: Value) {
@@ -271,17 +256,34 @@ impl Peer {
         self.send_raw(&line).await;
     }
 
+    /// The next message the server sent, as sent.
     async fn line(&mut self) -> String {
-        tokio::time::timeout(WAIT, self.lines.next_line())
-            .await
-            .expect("no reply within 10 s")
-            .unwrap()
-            .expect("output closed")
+        let next = match &mut self.io {
+            Io::Stream(s) => tokio::time::timeout(WAIT, s.lines.next_line())
+                .await
+                .map(|line| line.unwrap()),
+            Io::Http(h) => tokio::time::timeout(WAIT, h.replies.recv()).await,
+        };
+        next.expect("no reply within 10 s").expect("output closed")
     }
 
     async fn reply(&mut self) -> Value {
         let line = self.line().await;
         serde_json::from_str(&line).unwrap()
+    }
+
+    /// The replies to a batch with `n` replies: one array on stdio (and in a JSON body), one
+    /// SSE event each on a stream (`basic/transports.mdx`, 2025-03-26).
+    async fn batch_reply(&mut self, n: usize) -> Vec<Value> {
+        let mut replies = Vec::new();
+        while replies.len() < n {
+            match self.reply().await {
+                Value::Array(all) => replies.extend(all),
+                one => replies.push(one),
+            }
+        }
+        assert_eq!(replies.len(), n, "{replies:?}");
+        replies
     }
 
     async fn request(&mut self, id: Value, method: &str, params: Value) -> Value {
@@ -296,23 +298,114 @@ impl Peer {
     }
 
     async fn handshake(&mut self, version: &str) {
-        let reply = self.initialize(version).await;
+        self.handshake_declaring(version, json!({})).await;
+    }
+
+    /// The handshake, declaring `capabilities` for the client.
+    async fn handshake_declaring(&mut self, version: &str, capabilities: Value) {
+        let mut params = init_params(version);
+        params["capabilities"] = capabilities;
+        let reply = self.request(json!(0), "initialize", params).await;
         assert_eq!(reply["result"]["protocolVersion"], version);
         self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
     }
 
-    /// Closes input and returns what the server still wrote, and how it ended.
-    async fn finish(self) -> (Vec<String>, Exit) {
-        self.finish_then(|_| {}).await
+    /// Closes input (stdio), or waits for every POST to be answered and stops the server
+    /// (HTTP); returns what the server still sent. The server must end cleanly: at the end of
+    /// its input (stdio), or on its shutdown signal (HTTP).
+    async fn finish(self) -> Vec<String> {
+        match self.io {
+            Io::Stream(s) => {
+                let (rest, exit) = s.finish(|| {}).await;
+                assert!(matches!(exit, Exit::InputClosed), "{exit:?}");
+                rest
+            }
+            Io::Http(h) => {
+                let (rest, exit) = h.finish().await;
+                assert!(matches!(exit, Exit::Shutdown), "{exit:?}");
+                rest
+            }
+        }
     }
 
-    /// [`finish`](Self::finish), calling `then` right after input is closed (to open a gate
-    /// only once the server's input has ended).
-    async fn finish_then(mut self, then: impl FnOnce(&Gates)) -> (Vec<String>, Exit) {
+    /// Closes stdio input, calls `then` right after (to open a gate only once the server's
+    /// input has ended), and returns what the server still wrote and how it ended.
+    async fn finish_then(self, then: impl FnOnce(&Gates)) -> (Vec<String>, Exit) {
+        match self.io {
+            Io::Stream(s) => s.finish(|| then(&self.gates)).await,
+            Io::Http(_) => panic!("a stdio-only scenario ran over HTTP"),
+        }
+    }
+}
+
+impl Stream {
+    fn duplex(config: Config, tools: Arc<ToolSet>) -> Stream {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server);
+        let (read, write) = tokio::io::split(client);
+        Stream::serving(server_read, server_write, read, write, config, tools)
+    }
+
+    fn pipes(config: Config, tools: Arc<ToolSet>) -> Stream {
+        use tokio::net::unix::pipe;
+        let (server_read, client_write) = os_pipe();
+        let (client_read, server_write) = os_pipe();
+        Stream::serving(
+            pipe::Receiver::from_file(server_read).unwrap(),
+            pipe::Sender::from_file(server_write).unwrap(),
+            pipe::Receiver::from_file(client_read).unwrap(),
+            pipe::Sender::from_file(client_write).unwrap(),
+            config,
+            tools,
+        )
+    }
+
+    fn socket(config: Config, tools: Arc<ToolSet>) -> Stream {
+        let (client, server) = std::os::unix::net::UnixStream::pair().unwrap();
+        let server_read = Socket::new(server.try_clone().unwrap().into()).unwrap();
+        let server_write = Socket::new(server.into()).unwrap();
+        client.set_nonblocking(true).unwrap();
+        let (read, write) = tokio::net::UnixStream::from_std(client)
+            .unwrap()
+            .into_split();
+        Stream::serving(server_read, server_write, read, write, config, tools)
+    }
+
+    /// `serve` in a task of its own over the server's ends; the client's ends to the test.
+    fn serving<R, W>(
+        server_read: impl AsyncRead + Unpin + Send + 'static,
+        server_write: impl AsyncWrite + Unpin + Send + 'static,
+        read: R,
+        write: W,
+        config: Config,
+        tools: Arc<ToolSet>,
+    ) -> Stream
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (done, server) = oneshot::channel();
+        tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = stopped.await;
+            };
+            let exit = serve(server_read, server_write, &config, tools, shutdown).await;
+            let _ = done.send(exit);
+        });
+        Stream {
+            lines: BufReader::new(Box::new(read) as Box<dyn AsyncRead + Unpin + Send>).lines(),
+            write: Box::new(write),
+            server,
+            stop: Some(stop),
+        }
+    }
+
+    async fn finish(mut self, then: impl FnOnce()) -> (Vec<String>, Exit) {
         self.write.shutdown().await.unwrap();
         drop(self.write);
-        then(&self.gates);
+        then();
         let mut rest = Vec::new();
         while let Some(line) = tokio::time::timeout(WAIT, self.lines.next_line())
             .await
@@ -328,6 +421,145 @@ impl Peer {
             .unwrap();
         drop(self.stop);
         (rest, exit)
+    }
+}
+
+impl Http {
+    fn start(tools: Arc<ToolSet>) -> Http {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        std_listener.set_nonblocking(true).unwrap();
+        let addr = std_listener.local_addr().unwrap();
+        let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = stopped.await;
+            };
+            serve_http_on(listener, HttpConfig::default(), tools, shutdown).await
+        });
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build_http();
+        let (replies_tx, replies) = mpsc::unbounded_channel();
+        Http {
+            url: format!("http://{addr}/mcp"),
+            client,
+            session: Arc::default(),
+            replies_tx,
+            replies,
+            bodies: tokio::task::JoinSet::new(),
+            server,
+            stop: Some(stop),
+        }
+    }
+
+    /// POSTs `body` and waits for the response's head: by then the server has handed the
+    /// message to its core, so messages are handled in the order they are sent, as on stdio.
+    /// The body is read on: each JSON-RPC message in it goes to `replies`.
+    async fn post(&mut self, body: Vec<u8>) {
+        let mut request = hyper::Request::post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = self.session.lock().unwrap().clone() {
+            request = request.header("mcp-session-id", session);
+        }
+        let request = request
+            .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+            .unwrap();
+        let response = tokio::time::timeout(WAIT, self.client.request(request))
+            .await
+            .expect("no response head within 10 s")
+            .unwrap();
+        if let Some(session) = response.headers().get("mcp-session-id") {
+            *self.session.lock().unwrap() = Some(session.to_str().unwrap().to_owned());
+        }
+        let sse = response
+            .headers()
+            .get("content-type")
+            .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
+        let replies = self.replies_tx.clone();
+        self.bodies.spawn(async move {
+            let mut body = response.into_body();
+            let mut events = mcp_protocol::http::SseReader::new(1 << 20);
+            let mut json = Vec::new();
+            while let Some(frame) = body.frame().await {
+                let Ok(data) = frame.unwrap().into_data() else {
+                    continue;
+                };
+                if !sse {
+                    json.extend_from_slice(&data);
+                    continue;
+                }
+                let mut got = Vec::new();
+                events.feed(&data, &mut got).unwrap();
+                for event in got {
+                    let _ = replies.send(event.data);
+                }
+            }
+            if !json.is_empty() {
+                let _ = replies.send(String::from_utf8(json).unwrap());
+            }
+        });
+    }
+
+    async fn finish(mut self) -> (Vec<String>, Exit) {
+        tokio::time::timeout(WAIT, async {
+            while let Some(done) = self.bodies.join_next().await {
+                done.unwrap();
+            }
+        })
+        .await
+        .expect("a POST's response did not end within 10 s");
+        let mut rest = Vec::new();
+        while let Ok(line) = self.replies.try_recv() {
+            rest.push(line);
+        }
+        let _ = self.stop.take().map(|stop| stop.send(()));
+        let exit = tokio::time::timeout(WAIT, self.server)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        (rest, exit)
+    }
+}
+
+fn os_pipe() -> (std::fs::File, std::fs::File) {
+    let (read, write) = nix::unistd::pipe().unwrap();
+    (read.into(), write.into())
+}
+
+/// A test tool that asks the client for its roots (`roots/list`) and answers with what it
+/// got, as JSON text; or with the error, as an `isError` result.
+struct Roots(mcp::Tool);
+
+impl Roots {
+    fn new() -> Self {
+        Roots(mcp::Tool {
+            name: "roots".into(),
+            title: None,
+            description: None,
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: None,
+        })
+    }
+}
+
+impl Tool for Roots {
+    fn definition(&self) -> &mcp::Tool {
+        &self.0
+    }
+    fn call(&self, _: Map<String, Value>) -> ToolCall {
+        ToolCall::Asking(Box::new(|peer| {
+            async move {
+                match peer.request("roots/list", None).await {
+                    Ok(roots) => CallToolResult::text(roots.to_string()),
+                    Err(e) => CallToolResult::error(e.to_string()),
+                }
+            }
+            .boxed()
+        }))
     }
 }
 
@@ -398,9 +630,8 @@ async fn full_handshake_and_echo() {
             }})
         );
     }
-    let (rest, exit) = peer.finish().await;
+    let rest = peer.finish().await;
     assert!(rest.is_empty(), "{rest:?}");
-    assert!(matches!(exit, Exit::InputClosed));
 }
 
 async fn version_negotiation_and_fields_per_version() {
@@ -454,7 +685,9 @@ async fn version_negotiation_and_fields_per_version() {
     }
 }
 
-async fn gating_before_ready() {
+/// Before `initialize` (stdio: over HTTP a request without a session gets 400, tested with
+/// the binary).
+async fn requests_before_initialize() {
     let mut peer = Peer::start();
     let ping = peer.request(json!(1), "ping", json!({})).await;
     assert_eq!(ping, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
@@ -473,7 +706,20 @@ async fn gating_before_ready() {
         )
         .await;
     assert_eq!(error_code(&early_call), -32600);
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {}}))
+        .await;
+    let ping = peer.request(json!(4), "ping", json!({})).await;
+    assert_eq!(
+        ping["id"], 4,
+        "notifications before initialize get no reply: {ping}"
+    );
+    assert!(peer.finish().await.is_empty());
+}
 
+async fn gating_before_ready() {
+    let mut peer = Peer::start();
     peer.initialize("2025-06-18").await;
     let ping = peer.request(json!(4), "ping", json!(null)).await;
     assert_eq!(ping["result"], json!({}));
@@ -586,12 +832,27 @@ async fn error_layering_with_exact_codes_and_ids() {
 
     peer.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"ping\"\n")
         .await;
+    let parse = peer.reply().await;
+    assert_eq!(error_code(&parse), -32700);
+    assert_eq!(parse["id"], Value::Null, "{parse}");
+    assert_eq!(
+        parse["error"]["message"],
+        "Parse error: EOF while parsing an object at line 1 column 40"
+    );
+    let ping = peer.request(json!(32), "ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}));
+}
+
+/// A reply about a frame that is not JSON, byte for byte (over HTTP it is the body of a 400,
+/// with no id member: tested with the binary).
+async fn parse_error_reply_bytes() {
+    let mut peer = Peer::start();
+    peer.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"ping\"\n")
+        .await;
     assert_eq!(
         peer.line().await,
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: EOF while parsing an object at line 1 column 40"}}"#
     );
-    let ping = peer.request(json!(32), "ping", json!({})).await;
-    assert_eq!(ping["result"], json!({}));
 }
 
 async fn tool_argument_failures_are_results_with_is_error() {
@@ -624,6 +885,7 @@ async fn tool_argument_failures_are_results_with_is_error() {
 
 async fn notifications_and_responses_get_no_reply() {
     let mut peer = Peer::start();
+    peer.initialize("2025-06-18").await;
     peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
     peer.send(json!({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {}}))
@@ -640,12 +902,13 @@ async fn notifications_and_responses_get_no_reply() {
         .await;
     let ping = peer.request(json!("after"), "ping", json!({})).await;
     assert_eq!(ping, json!({"jsonrpc": "2.0", "id": "after", "result": {}}));
-    let (rest, _) = peer.finish().await;
+    let rest = peer.finish().await;
     assert!(rest.is_empty(), "{rest:?}");
 }
 
 async fn ids_are_echoed_exactly() {
     let mut peer = Peer::start();
+    peer.initialize("2025-06-18").await;
     for id in [
         "0",
         "-1",
@@ -712,7 +975,7 @@ async fn many_concurrent_slow_requests_each_answered_once() {
         assert!(seen.insert(id), "{reply}");
     }
     assert_eq!(seen, (0..64).collect());
-    let (rest, _) = peer.finish().await;
+    let rest = peer.finish().await;
     assert!(rest.is_empty(), "{rest:?}");
 }
 
@@ -746,7 +1009,7 @@ async fn cancelled_request_gets_no_reply() {
         .await;
     assert_eq!(again["id"], 7, "{again}");
     assert_eq!(again["result"]["content"][0]["text"], "passed 7 again");
-    let (rest, _) = peer.finish().await;
+    let rest = peer.finish().await;
     assert!(rest.is_empty(), "{rest:?}");
 }
 
@@ -799,12 +1062,12 @@ async fn shutdown_signal_answers_what_was_read_then_exits() {
     peer.send(gate_call(json!("slow"), "slow")).await;
     // Once the server has read it: "SIGTERM" with input still open, and the call still held.
     peer.gates.started("slow").await;
-    let _ = peer.stop.take().unwrap().send(());
+    let _ = peer.stream().stop.take().unwrap().send(());
     peer.gates.open("slow");
     let reply = peer.reply().await;
     assert_eq!(reply["id"], "slow");
     assert_eq!(reply["result"]["content"][0]["text"], "passed slow");
-    let exit = tokio::time::timeout(WAIT, &mut peer.server)
+    let exit = tokio::time::timeout(WAIT, &mut peer.stream().server)
         .await
         .unwrap()
         .unwrap()
@@ -812,11 +1075,55 @@ async fn shutdown_signal_answers_what_was_read_then_exits() {
     assert!(matches!(exit, Exit::Shutdown), "{exit:?}");
 }
 
+async fn a_call_asks_the_client_and_gets_its_answer() {
+    let mut peer = Peer::start();
+    peer.handshake_declaring("2025-06-18", json!({"roots": {}}))
+        .await;
+    peer.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                     "params": {"name": "roots", "arguments": {}}}))
+        .await;
+    let request = peer.reply().await;
+    assert_eq!(request["method"], "roots/list", "{request}");
+    assert!(
+        request["id"].is_number() || request["id"].is_string(),
+        "{request}"
+    );
+    assert!(request.get("params").is_none(), "{request}");
+    peer.send(json!({"jsonrpc": "2.0", "id": request["id"],
+                     "result": {"roots": [{"uri": "file:///work", "name": "work"}]}}))
+        .await;
+    let reply = peer.reply().await;
+    assert_eq!(reply["id"], 5);
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        r#"{"roots":[{"name":"work","uri":"file:///work"}]}"#
+    );
+    let rest = peer.finish().await;
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+async fn a_call_cannot_ask_what_the_client_did_not_declare() {
+    let mut peer = Peer::start();
+    peer.handshake("2025-06-18").await;
+    let reply = peer
+        .request(
+            json!(6),
+            "tools/call",
+            json!({"name": "roots", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(reply["id"], 6);
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        "the client did not declare the `roots` capability that roots/list needs"
+    );
+}
+
 #[tokio::test]
 async fn shutdown_is_bounded_when_nobody_reads() {
     let config = Config {
         shutdown_grace: Duration::from_millis(200),
-        outgoing_queue: 1,
         ..Config::default()
     };
     let (client, server) = tokio::io::duplex(64);
@@ -885,452 +1192,19 @@ async fn closed_output_ends_quietly() {
         .unwrap();
     assert!(matches!(exit, Exit::OutputClosed), "{exit:?}");
 }
-
-/// How the blocking loop's client is connected: the two ways MCP hosts connect servers.
-#[derive(Debug, Clone, Copy)]
-enum Transport {
-    /// Two OS pipes (Python, Rust, Go hosts).
-    Pipes,
-    /// One end of a socketpair as both input and output (Node-based hosts).
-    Socket,
-}
-
-/// A blocking loop's files and the client's ends of them.
-struct Ends {
-    stdio: BlockingStdio,
-    /// The client's end of the server's input.
-    input: std::fs::File,
-    /// The client's end of the server's output.
-    output: std::fs::File,
-    /// The client's socket, for [`Transport::Socket`].
-    socket: Option<std::os::unix::net::UnixStream>,
-    /// Tells when the server's output is full.
-    probe: OutputProbe,
-}
-
-/// Tells whether the server's output can take one more byte, by trying to write one there
-/// without blocking, on a file of its own. A byte that fits is added to the output: only for
-/// tests that never read what the server writes.
-enum OutputProbe {
-    /// The server's output pipe, opened anew (through `/proc/self/fd`) with `O_NONBLOCK` on
-    /// an open file description of the probe's own.
-    Pipe(std::fs::File),
-    /// A duplicate of the server's socket; `MSG_DONTWAIT` makes the one send non-blocking.
-    Socket(std::fs::File),
-}
-
-impl OutputProbe {
-    fn of_pipe(write_end: &std::fs::File) -> OutputProbe {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(format!("/proc/self/fd/{}", write_end.as_raw_fd()))
-            .unwrap();
-        OutputProbe::Pipe(file)
-    }
-
-    /// True once a write to the output would block: nobody reads it and it holds all it can.
-    fn full(&self) -> bool {
-        use std::io::Write;
-        use std::os::fd::AsRawFd;
-        let result = match self {
-            OutputProbe::Pipe(file) => (&*file).write(b"\n").map_err(|e| e.kind()),
-            OutputProbe::Socket(file) => nix::sys::socket::send(
-                file.as_raw_fd(),
-                b"\n",
-                nix::sys::socket::MsgFlags::MSG_DONTWAIT,
-            )
-            .map_err(|e| std::io::Error::from(e).kind()),
-        };
-        match result {
-            Ok(_) => false,
-            Err(std::io::ErrorKind::WouldBlock) => true,
-            Err(e) => panic!("probing the server's output: {e:?}"),
-        }
-    }
-
-    /// Waits (at most [`WAIT`]) until the server's output is full.
-    async fn until_full(&self, what: &str) {
-        tokio::time::timeout(WAIT, async {
-            while !self.full() {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("{what}: the server's output was not full within {WAIT:?}"));
-    }
-}
-
-impl Ends {
-    /// The client stops reading for good: the server's next write gets EPIPE.
-    fn close_output(&mut self) {
-        match &self.socket {
-            Some(socket) => socket.shutdown(std::net::Shutdown::Read).unwrap(),
-            None => drop(std::mem::replace(&mut self.output, os_pipe().0)),
-        }
-    }
-}
-
-/// How `serve_blocking` ended, and the signal its [`Stopper`](mcp_echo_server::Stopper) was
-/// given, if any.
-type Served = (std::io::Result<Exit>, Option<i32>);
-
-/// Runs `serve_blocking` on a thread of its own; how it ended comes back on the receiver (see
-/// [`Peer::server`] for why not `spawn_blocking`).
-fn serve_on_thread(
-    stdio: BlockingStdio,
-    config: Config,
-    tools: ToolSet,
-) -> oneshot::Receiver<Served> {
-    serve_on_thread_with_tid(stdio, config, tools).0
-}
-
-/// [`serve_on_thread`], and the serving thread's id, for [`pthread_kill`] and
-/// [`until_asleep`].
-///
-/// [`pthread_kill`]: nix::sys::pthread::pthread_kill
-fn serve_on_thread_with_tid(
-    stdio: BlockingStdio,
-    config: Config,
-    tools: ToolSet,
-) -> (oneshot::Receiver<Served>, ServingThread) {
-    let (tx, rx) = oneshot::channel();
-    let (thread_tx, thread_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = thread_tx.send(ServingThread {
-            pthread: nix::sys::pthread::pthread_self(),
-            tid: nix::unistd::gettid(),
-        });
-        let exit = serve_blocking(&stdio, &config, Arc::new(tools));
-        let _ = tx.send((exit, stdio.stopped_by()));
-    });
-    (rx, thread_rx.recv().unwrap())
-}
-
-/// The thread a blocking loop runs on.
-#[derive(Debug, Clone, Copy)]
-struct ServingThread {
-    pthread: nix::sys::pthread::Pthread,
-    tid: nix::unistd::Pid,
-}
-
-impl ServingThread {
-    /// Whether the thread sleeps in the kernel (`S` in `/proc/self/task/<tid>/stat`): blocked
-    /// in a read, a write or a poll, not running or runnable.
-    fn asleep(self) -> bool {
-        let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", self.tid))
-            .unwrap_or_else(|e| panic!("the serving thread {self:?} is gone: {e}"));
-        stat[stat.rfind(')').unwrap() + 1..]
-            .split_whitespace()
-            .next()
-            == Some("S")
-    }
-
-    /// Waits (at most [`WAIT`]) until the thread sleeps in the kernel.
-    async fn until_asleep(self, what: &str) {
-        tokio::time::timeout(WAIT, async {
-            while !self.asleep() {
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("{what}: the serving thread did not block within {WAIT:?}"));
-    }
-}
-
-/// How a loop on a thread of its own ended, waited for at most [`WAIT`].
-async fn ended<T>(server: oneshot::Receiver<T>, transport: Transport) -> T {
-    tokio::time::timeout(WAIT, server)
-        .await
-        .unwrap_or_else(|_| panic!("{transport:?}: the blocking loop did not end within {WAIT:?}"))
-        .unwrap_or_else(|_| panic!("{transport:?}: the serving thread dropped its result"))
-}
-
-/// Just the exit, as [`Peer::server`] has it.
-fn async_exit(served: oneshot::Receiver<Served>) -> oneshot::Receiver<std::io::Result<Exit>> {
-    let (tx, rx) = oneshot::channel();
-    tokio::spawn(async move {
-        if let Ok((exit, _)) = served.await {
-            let _ = tx.send(exit);
-        }
-    });
-    rx
-}
-
-/// A duplicate of a socket's descriptor, as the server is given it.
-fn socket_file(socket: &std::os::unix::net::UnixStream) -> std::fs::File {
-    use std::os::fd::AsFd;
-    socket.as_fd().try_clone_to_owned().unwrap().into()
-}
-
-/// An OS pipe: (read end, write end).
-fn os_pipe() -> (std::fs::File, std::fs::File) {
-    let (read, write) = nix::unistd::pipe().unwrap();
-    (read.into(), write.into())
-}
-
-fn ends(transport: Transport) -> Ends {
-    match transport {
-        Transport::Pipes => {
-            let (server_read, input) = os_pipe();
-            let (output, server_write) = os_pipe();
-            let probe = OutputProbe::of_pipe(&server_write);
-            Ends {
-                stdio: BlockingStdio::new(server_read, server_write).unwrap(),
-                input,
-                output,
-                socket: None,
-                probe,
-            }
-        }
-        Transport::Socket => {
-            let (client, server) = std::os::unix::net::UnixStream::pair().unwrap();
-            Ends {
-                stdio: BlockingStdio::new(socket_file(&server), socket_file(&server)).unwrap(),
-                input: socket_file(&client),
-                output: socket_file(&client),
-                socket: Some(client),
-                probe: OutputProbe::Socket(socket_file(&server)),
-            }
-        }
-    }
-}
-
-const TRANSPORTS: [Transport; 2] = [Transport::Pipes, Transport::Socket];
-
-/// A stop while the blocking loop sits in `read(2)` with nothing in flight (no poll, no task
-/// to wake it) ends it: the stop interrupts the read.
-#[tokio::test]
-async fn blocking_loop_stops_while_blocked_in_read() {
-    for transport in TRANSPORTS {
-        stops_while_blocked_in_read(transport).await;
-    }
-}
-
-async fn stops_while_blocked_in_read(transport: Transport) {
-    use std::io::{BufRead, Write};
-    let Ends {
-        stdio,
-        mut input,
-        output,
-        socket,
-        ..
-    } = ends(transport);
-    let stopper = stdio.stopper();
-    let (server, thread) = serve_on_thread_with_tid(stdio, Config::default(), default_tools());
-    input
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
-        .unwrap();
-    // The reply proves the loop is up; then it blocks in read(2) again.
-    let mut line = String::new();
-    std::io::BufReader::new(output)
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
-    // The reply was written and read: the next place the loop blocks is the read.
-    thread.until_asleep("back in read(2)").await;
-    stopper.stop(libc::SIGTERM);
-    let (exit, stopped_by) = ended(server, transport).await;
-    assert!(matches!(exit.unwrap(), Exit::Shutdown), "{transport:?}");
-    assert_eq!(stopped_by, Some(libc::SIGTERM));
-    // Input stays open to the end: only the stop could have ended the loop.
-    drop((input, socket));
-}
-
-/// A stop that comes before the loop starts is not lost.
-#[tokio::test]
-async fn blocking_loop_stopped_before_it_starts() {
-    for transport in TRANSPORTS {
-        let Ends {
-            stdio,
-            input,
-            socket,
-            ..
-        } = ends(transport);
-        stdio.stopper().stop(libc::SIGINT);
-        let server = serve_on_thread(stdio, Config::default(), default_tools());
-        let (exit, _) = ended(server, transport).await;
-        assert!(matches!(exit.unwrap(), Exit::Shutdown), "{transport:?}");
-        drop((input, socket));
-    }
-}
-
-/// Signals that land while the loop waits, after EOF, for a tool call still running do not cut
-/// the grace short: the call is answered. (A stop's `SIGURG`, or any signal, interrupts that
-/// wait; here `SIGURG` is sent to the serving thread 20 times while it waits, then the stop
-/// comes, all while the call is held at its gate.) The grace is an hour: only the call's
-/// reply can end the drain, so a wait cut short by a signal shows as `DrainTimedOut`.
-#[tokio::test]
-async fn blocking_loop_interrupted_during_its_eof_drain_still_answers() {
-    use std::io::{Read, Write};
-    for transport in TRANSPORTS {
-        let Ends {
-            stdio,
-            mut input,
-            mut output,
-            socket,
-            ..
-        } = ends(transport);
-        let stopper = stdio.stopper();
-        let gates = Gates::default();
-        let mut tools = default_tools();
-        tools.register(Gate::new(&gates)).unwrap();
-        let config = Config {
-            shutdown_grace: Duration::from_secs(3600),
-            ..Config::default()
-        };
-        let (server, thread) = serve_on_thread_with_tid(stdio, config, tools);
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                          "params": init_params("2025-06-18")});
-        writeln!(input, "{init}").unwrap();
-        writeln!(
-            input,
-            "{}",
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        )
-        .unwrap();
-        writeln!(input, "{}", gate_call(json!("slow"), "slow")).unwrap();
-        match &socket {
-            Some(socket) => socket.shutdown(std::net::Shutdown::Write).unwrap(),
-            None => drop(input),
-        }
-        // The loop read the call (the tool started); EOF is already there to read, so the
-        // next place it blocks is the drain's wait for the held call.
-        gates.started("slow").await;
-        thread.until_asleep("in the EOF drain").await;
-        for i in 0..20 {
-            nix::sys::pthread::pthread_kill(thread.pthread, nix::sys::signal::Signal::SIGURG)
-                .unwrap();
-            // Interrupted, it must go back to waiting (not end the drain).
-            thread.until_asleep(&format!("after SIGURG {i}")).await;
-        }
-        stopper.stop(libc::SIGTERM);
-        gates.open("slow");
-        let (exit, stopped_by) = ended(server, transport).await;
-        assert!(
-            matches!(exit.as_ref().unwrap(), Exit::InputClosed),
-            "{transport:?}: {exit:?}"
-        );
-        assert_eq!(stopped_by, Some(libc::SIGTERM));
-        let mut rest = String::new();
-        output.read_to_string(&mut rest).unwrap();
-        let replies: Vec<Value> = rest
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(replies.len(), 2, "{transport:?}: {rest}");
-        assert_eq!(replies[1]["id"], "slow", "{transport:?}: {rest}");
-        assert_eq!(replies[1]["result"]["content"][0]["text"], "passed slow");
-    }
-}
-
-/// A client that stops reading blocks the loop in `write(2)`; a stop still ends it, after the
-/// grace, as [`Exit::DrainTimedOut`].
-#[tokio::test]
-async fn blocking_loop_stops_while_blocked_in_write() {
-    for transport in TRANSPORTS {
-        stops_while_blocked_in_write(transport).await;
-    }
-}
-
-async fn stops_while_blocked_in_write(transport: Transport) {
-    use std::io::Write;
-    let Ends {
-        stdio,
-        mut input,
-        output,
-        socket,
-        probe,
-    } = ends(transport);
-    let config = Config {
-        shutdown_grace: Duration::from_millis(200),
-        ..Config::default()
-    };
-    let stopper = stdio.stopper();
-    let mut server = serve_on_thread(stdio, config, default_tools());
-    let writer = std::thread::spawn(move || {
-        let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                                      "params": init_params("2025-06-18")});
-        let _ = writeln!(input, "{init}");
-        let _ = writeln!(
-            input,
-            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}"
-        );
-        // 64 echoes of 16 KiB: 2 MiB of replies against a pipe or socket buffer (64 KiB, a few
-        // hundred) nobody reads. Blocks once the server stops reading; ends with an error
-        // once the server is gone.
-        let text = "x".repeat(16 * 1024);
-        for id in 1..=64 {
-            let call = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                                          "params": {"name": "echo", "arguments": {"text": text}}});
-            if writeln!(input, "{call}").is_err() {
-                break;
-            }
-        }
-    });
-    // Full output: the loop's next write cannot go through (it has far more to write).
-    probe.until_full(&format!("{transport:?}")).await;
-    assert!(
-        matches!(server.try_recv(), Err(oneshot::error::TryRecvError::Empty)),
-        "{transport:?}: the loop should be stuck writing"
-    );
-    stopper.stop(libc::SIGTERM);
-    let exit = ended(server, transport).await;
-    let exit = exit.0.unwrap();
-    assert!(
-        matches!(exit, Exit::DrainTimedOut),
-        "{transport:?}: the loop ended with {exit:?}, not a timed-out drain"
-    );
-    // The probe holds the server's end open too: the writer only ends once it is gone.
-    drop((output, socket, probe));
-    writer.join().unwrap();
-}
-
-/// EPIPE on the blocking loop's output ends it quietly.
-#[tokio::test]
-async fn blocking_loop_ends_when_its_output_is_closed() {
-    use std::io::Write;
-    for transport in TRANSPORTS {
-        let mut ends = ends(transport);
-        ends.close_output();
-        let Ends {
-            stdio,
-            mut input,
-            output,
-            socket,
-            ..
-        } = ends;
-        let server = serve_on_thread(stdio, Config::default(), default_tools());
-        for i in 0..10 {
-            if writeln!(
-                input,
-                "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}"
-            )
-            .is_err()
-            {
-                break;
-            }
-        }
-        let exit = ended(server, transport).await;
-        assert!(
-            matches!(exit.0.unwrap(), Exit::OutputClosed),
-            "{transport:?}"
-        );
-        drop((input, output, socket));
-    }
-}
-
-async fn batches_only_in_2025_03_26() {
-    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}},{"jsonrpc":"2.0","id":3,"method":"nope"},{"jsonrpc":"2.0","id":4,"method":"initialize","params":{}},{"id":5},7]"#;
-    // Before initialize there is no negotiated version: refused as a whole.
+/// A batch before `initialize` (stdio: over HTTP a message without a session gets 400).
+async fn batch_before_initialize() {
     let mut peer = Peer::start();
-    peer.send_raw(format!("{batch}\n").as_bytes()).await;
+    peer.send_raw(format!("{BATCH}\n").as_bytes()).await;
     let reply = peer.reply().await;
     assert_eq!(error_code(&reply), -32600);
     assert_eq!(reply["id"], Value::Null);
+}
 
+const BATCH: &str = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}},{"jsonrpc":"2.0","id":3,"method":"nope"},{"jsonrpc":"2.0","id":4,"method":"initialize","params":{}},{"id":5},7]"#;
+
+async fn batches_only_in_2025_03_26() {
+    let batch = BATCH;
     for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
         let mut peer = Peer::start();
         peer.handshake(version).await;
@@ -1374,8 +1248,8 @@ async fn batches_only_in_2025_03_26() {
         .await;
     peer.gates.started("s").await;
     peer.gates.open("s");
-    let both = peer.reply().await;
-    let ids: Vec<&Value> = both.as_array().unwrap().iter().map(|r| &r["id"]).collect();
+    let both = peer.batch_reply(2).await;
+    let ids: Vec<&Value> = both.iter().map(|r| &r["id"]).collect();
     assert_eq!(ids, [&json!("p"), &json!("s")]);
     assert_eq!(both[1]["result"]["content"][0]["text"], "passed s");
 }
@@ -1390,11 +1264,15 @@ async fn content_length_framing_over_duplex() {
         peer.send_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())
             .await;
         let expected = r#"{"jsonrpc":"2.0","id":"你好","result":{}}"#;
-        peer.write.shutdown().await.unwrap();
+        let Io::Stream(stream) = peer.io else {
+            panic!("stdio only");
+        };
+        let mut write = stream.write;
+        write.shutdown().await.unwrap();
         // A pipe ends when its write end closes.
-        drop(peer.write);
+        drop(write);
         let mut raw = Vec::new();
-        let mut reader = peer.lines.into_inner();
+        let mut reader = stream.lines.into_inner();
         tokio::time::timeout(WAIT, reader.read_to_end(&mut raw))
             .await
             .unwrap()
@@ -1450,40 +1328,71 @@ async fn modern_requests_are_cancellable_and_need_no_handshake() {
     assert_eq!(reply["id"], "m-fast", "{reply}");
     assert_eq!(reply["result"]["resultType"], "complete");
     assert_eq!(reply["result"]["content"][0]["text"], "passed m-fast");
-    let (rest, _) = peer.finish().await;
+    let rest = peer.finish().await;
     assert!(
         rest.is_empty(),
         "the cancelled modern request must get no reply: {rest:?}"
     );
 }
 
-/// Runs each named test on both serve loops: `<name>::async_loop`, `<name>::blocking_loop`
-/// (pipes) and `<name>::blocking_loop_on_a_socket`.
-macro_rules! on_both_loops {
+/// Runs each named scenario over every transport: `<name>::duplex`, `::pipes`, `::socket`,
+/// `::http`.
+macro_rules! on_every_transport {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
             #[tokio::test]
-            async fn async_loop() {
-                super::LOOP.with(|l| l.set(super::Loop::Async));
+            async fn duplex() {
+                super::TRANSPORT.with(|t| t.set(super::Transport::Duplex));
                 super::$name().await;
             }
 
             #[tokio::test]
-            async fn blocking_loop() {
-                super::LOOP.with(|l| l.set(super::Loop::Blocking));
+            async fn pipes() {
+                super::TRANSPORT.with(|t| t.set(super::Transport::Pipes));
                 super::$name().await;
             }
 
             #[tokio::test]
-            async fn blocking_loop_on_a_socket() {
-                super::LOOP.with(|l| l.set(super::Loop::BlockingSocket));
+            async fn socket() {
+                super::TRANSPORT.with(|t| t.set(super::Transport::Socket));
+                super::$name().await;
+            }
+
+            #[tokio::test]
+            async fn http() {
+                super::TRANSPORT.with(|t| t.set(super::Transport::Http));
                 super::$name().await;
             }
         }
     )*};
 }
 
-on_both_loops!(
+/// Runs each named scenario over the three stdio transports only.
+macro_rules! on_stdio {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test]
+            async fn duplex() {
+                super::TRANSPORT.with(|t| t.set(super::Transport::Duplex));
+                super::$name().await;
+            }
+
+            #[tokio::test]
+            async fn pipes() {
+                super::TRANSPORT.with(|t| t.set(super::Transport::Pipes));
+                super::$name().await;
+            }
+
+            #[tokio::test]
+            async fn socket() {
+                super::TRANSPORT.with(|t| t.set(super::Transport::Socket));
+                super::$name().await;
+            }
+        }
+    )*};
+}
+
+on_every_transport!(
     full_handshake_and_echo,
     version_negotiation_and_fields_per_version,
     gating_before_ready,
@@ -1495,9 +1404,17 @@ on_both_loops!(
     many_concurrent_slow_requests_each_answered_once,
     cancelled_request_gets_no_reply,
     duplicate_in_flight_id_is_refused,
+    batches_only_in_2025_03_26,
+    a_call_asks_the_client_and_gets_its_answer,
+    a_call_cannot_ask_what_the_client_did_not_declare,
+);
+
+on_stdio!(
+    requests_before_initialize,
+    parse_error_reply_bytes,
+    batch_before_initialize,
     eof_answers_everything_already_read,
     shutdown_signal_answers_what_was_read_then_exits,
-    batches_only_in_2025_03_26,
     content_length_framing_over_duplex,
     oversize_message_is_refused_and_the_next_one_served,
     modern_requests_are_cancellable_and_need_no_handshake,

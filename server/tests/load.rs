@@ -5,9 +5,9 @@
 //! `/proc/<pid>/status` (`VmRSS` now, `VmHWM` the peak).
 //!
 //! What bounds the server's memory when its reader is slow: the server runs one task that
-//! reads, dispatches and writes, and it writes its pending output (at most 24 KiB plus one
-//! reply, `HOLD_AT` in `pacing.rs`) before it reads more input; replies of tool calls that run
-//! in their own task come through a channel of `Config::outgoing_queue` (1024) replies. So a
+//! reads, dispatches, runs the tool calls that take time and writes, and it writes its pending
+//! output (at most 24 KiB plus one reply, `HOLD_AT` in `pacing.rs`) before it reads more
+//! input or takes the next finished call's reply. So a
 //! client that stops reading stdout blocks the server's write, the server stops reading stdin,
 //! the pipes fill, and the client's own writes block: back-pressure, not buffering.
 //!

@@ -1,125 +1,306 @@
-//! Turning a [`Dispatch`] from the [`Session`](crate::Session) core into an HTTP response:
-//! 202 for what needs no reply, the reply at once, or a tool call run in its own task and
-//! answered when it ends (as JSON, or on an SSE stream opened at once).
+//! One POST's messages through a connection's [`Core`], and the POST's response.
 //!
-//! Cancellation differs by era. Legacy: `notifications/cancelled` aborts the request, and a
-//! dropped connection does not ("Disconnection SHOULD NOT be interpreted as the client
-//! cancelling its request", `basic/transports.mdx`). 2026-07-28: "Closing the SSE response
-//! stream MUST be treated by the server as cancellation" (`streamable-http` §Cancellation),
-//! so a dropped response aborts its task.
+//! The core decides; this only carries out its actions: calls run in tasks of their own,
+//! cancellations abort them, the client's answers reach the calls that asked. The POST is
+//! answered with 202 (nothing to reply), the reply at once, or, while calls run, an SSE stream
+//! that carries their requests to the client and then their replies (or a JSON body once they
+//! end, for a client that accepts only JSON).
+//!
+//! What a closed response means differs by era. Legacy: nothing ("Disconnection SHOULD NOT be
+//! interpreted as the client cancelling its request", `basic/transports.mdx`): the calls run
+//! on, and `notifications/cancelled` aborts them. 2026-07-28: "Closing the SSE response
+//! stream MUST be treated by the server as cancellation" (`streamable-http` §Cancellation).
 
+use std::collections::HashMap;
+use std::convert::Infallible;
 use std::sync::Arc;
 
+use axum::body::{Body, Bytes};
 use axum::http::StatusCode;
 use axum::response::Response;
-use futures::future::BoxFuture;
-use futures::FutureExt;
-use mcp_protocol::mcp::{methods, modern};
-use mcp_protocol::{ErrorCode, FrameError, InvalidMessage, Message, Outgoing, RequestId};
-use tokio::task::AbortHandle;
+use futures::future::AbortHandle;
+use futures::StreamExt;
+use mcp_protocol::mcp::{modern, ProtocolVersion};
+use mcp_protocol::{ErrorCode, Incoming, Message, Outgoing};
+use parking_lot::Mutex;
+use tokio::sync::mpsc;
 
-use super::reply::{empty, ready, rpc_error, sse_later, Accept, Format};
-use super::sessions::HttpSession;
-use crate::connection::{lock, log_incoming};
-use crate::error::ServerError;
+use super::reply::{empty, events, ready, rpc_error, sse, Format, Formats};
+use crate::core::{Action, Core, Served, Work};
 use crate::params::ServerParams;
-use crate::session::Dispatch;
+use crate::peer::{Answer, Ask, CallId, Peer, PeerError};
 
-/// Acts on one message's dispatch. `session` is the legacy session it belongs to (`None`
-/// for a stateless 2026-07-28 request); `accept` is `Some` for every request.
-pub(crate) async fn answer(
-    dispatch: Dispatch,
-    accept: Option<Accept>,
-    session: Option<Arc<HttpSession>>,
-    modern: bool,
-) -> Response {
-    let accept = accept.unwrap_or(Accept::JSON);
-    match dispatch {
-        // §Sending Messages 4: an accepted notification or response gets 202, no body.
-        Dispatch::Nothing => empty(StatusCode::ACCEPTED),
-        Dispatch::Cancel(id) => {
-            if let Some(session) = &session {
-                cancel(session, &id);
-            }
-            empty(StatusCode::ACCEPTED)
-        }
-        Dispatch::Reply(out) => ready(status_of(&out, modern), accept.for_ready(), &out),
-        Dispatch::Pending(id, work) => {
-            let later = match session {
-                Some(session) => match track(&session, id, work) {
-                    Ok(later) => later,
-                    Err(duplicate) => {
-                        return ready(StatusCode::OK, accept.for_ready(), &duplicate);
-                    }
-                },
-                None => {
-                    let task = tokio::spawn(work);
-                    let guard = AbortOnDrop(task.abort_handle());
-                    async move {
-                        let _guard = guard;
-                        task.await.ok().map(Outgoing::from)
-                    }
-                    .boxed()
-                }
-            };
-            deliver(later, accept.for_pending(), modern).await
-        }
-    }
+/// Messages a POST's running calls may queue before its response stream takes them.
+const QUEUED: usize = 64;
+
+/// One connection's core (a legacy session, or one 2026-07-28 request) and the tasks running
+/// its calls.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    state: Mutex<State>,
 }
 
-/// Runs a legacy tool call in its own task, registered under its id so
-/// `notifications/cancelled` and DELETE can abort it; a second request with an id in flight
-/// gets the same error as on stdio.
-fn track(
-    session: &Arc<HttpSession>,
-    id: RequestId,
-    work: BoxFuture<'static, mcp_protocol::Response>,
-) -> Result<BoxFuture<'static, Option<Outgoing>>, Outgoing> {
-    let mut in_flight = lock(&session.in_flight);
-    if in_flight.contains_key(&id) {
-        let e = ServerError::DuplicateId(id.clone());
-        return Err(mcp_protocol::Response::error(Some(id), e.to_error_object()).into());
-    }
-    let owner = Arc::clone(session);
-    let key = id.clone();
-    // The lock is held until the handle is stored, so the task cannot end and look for its
-    // entry before it exists.
-    let task = tokio::spawn(async move {
-        let response = work.await;
-        lock(&owner.in_flight).remove(&key);
-        response
-    });
-    in_flight.insert(id, task.abort_handle());
-    Ok(async move { task.await.ok().map(Outgoing::from) }.boxed())
+#[derive(Debug)]
+struct State {
+    core: Core<Answer>,
+    tasks: HashMap<CallId, AbortHandle>,
 }
 
-/// Sends a reply that is still running: on an SSE stream opened now, or as JSON when it
-/// comes. A cancelled request sends no JSON-RPC response: its SSE stream ends with no event,
-/// and a JSON-only client gets 204 No Content (the POST must be answered somehow).
-async fn deliver(
-    later: BoxFuture<'static, Option<Outgoing>>,
-    format: Format,
-    modern: bool,
-) -> Response {
-    match format {
-        Format::Sse => sse_later(later),
-        Format::Json => match later.await {
-            Some(out) => ready(status_of(&out, modern), Format::Json, &out),
-            None => empty(StatusCode::NO_CONTENT),
-        },
-    }
+/// What a POST got back from the core.
+#[derive(Debug, Default)]
+pub(crate) struct Fed {
+    /// Messages to send now.
+    pub(crate) replies: Vec<Outgoing>,
+    /// Calls it started, still running.
+    running: Option<Running>,
 }
 
-fn cancel(session: &HttpSession, id: &RequestId) {
-    match lock(&session.in_flight).remove(id) {
-        Some(task) => {
+/// The calls a POST started: their messages, their requests to the client, and (for a
+/// 2026-07-28 request) what aborts them when the response is dropped.
+#[derive(Debug)]
+struct Running {
+    messages: mpsc::Receiver<Outgoing>,
+    asks: mpsc::Receiver<Ask>,
+    tasks: Vec<AbortHandle>,
+}
+
+impl Conn {
+    pub(crate) fn new(served: Arc<Served>) -> Arc<Conn> {
+        Arc::new(Conn {
+            state: Mutex::new(State {
+                core: Core::new(served),
+                tasks: HashMap::new(),
+            }),
+        })
+    }
+
+    /// The negotiated version, once `initialize` was answered.
+    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
+        self.state.lock().core.version()
+    }
+
+    /// Aborts every running call: the session ended.
+    pub(crate) fn end(&self) {
+        for (_, task) in self.state.lock().tasks.drain() {
             task.abort();
-            tracing::debug!(id = %crate::error::shown_id(id), "request cancelled; no reply will be sent");
-        }
-        None => {
-            tracing::debug!(id = %crate::error::shown_id(id), "cancellation for no running request ignored")
         }
     }
+
+    /// Hands one POST's messages to the core and carries out its actions.
+    pub(crate) fn feed(self: &Arc<Self>, incoming: Incoming<ServerParams>) -> Fed {
+        let mut actions = Vec::new();
+        let mut fed = Fed::default();
+        let mut state = self.state.lock();
+        state.core.incoming(incoming, &mut actions);
+        let mut links = None;
+        for action in actions {
+            match action {
+                Action::Send(out) => fed.replies.push(out),
+                Action::Start(call, work) => {
+                    let (messages, asks) = links.get_or_insert_with(|| {
+                        let (messages_tx, messages) = mpsc::channel(QUEUED);
+                        let (asks_tx, asks) = mpsc::channel(QUEUED);
+                        fed.running = Some(Running {
+                            messages,
+                            asks,
+                            tasks: Vec::new(),
+                        });
+                        (messages_tx, asks_tx)
+                    });
+                    let peer = Peer::new(call, asks.clone());
+                    let task = self.spawn(call, work, peer, messages.clone());
+                    state.tasks.insert(call, task.clone());
+                    if let Some(running) = &mut fed.running {
+                        running.tasks.push(task);
+                    }
+                }
+                Action::Abort(call) => {
+                    if let Some(task) = state.tasks.remove(&call) {
+                        task.abort();
+                    }
+                }
+                Action::Answer(answer, outcome) => {
+                    let _ = answer.send(outcome);
+                }
+            }
+        }
+        fed
+    }
+
+    /// Runs a call in a task of its own; when it ends, the core makes its reply, which goes
+    /// to the POST that started it. The caller holds the state's lock until the task is
+    /// registered, so the task cannot end and look for its entry before it exists.
+    fn spawn(
+        self: &Arc<Self>,
+        call: CallId,
+        work: Work,
+        peer: Peer,
+        messages: mpsc::Sender<Outgoing>,
+    ) -> AbortHandle {
+        let conn = Arc::clone(self);
+        let (running, handle) = futures::future::abortable(work(peer));
+        tokio::spawn(async move {
+            let Ok(result) = running.await else {
+                return;
+            };
+            let mut actions = Vec::new();
+            {
+                let mut state = conn.state.lock();
+                state.tasks.remove(&call);
+                state.core.finished(call, result, &mut actions);
+            }
+            for action in actions {
+                if let Action::Send(out) = action {
+                    // The client may have gone: then the reply has nowhere to go.
+                    let _ = messages.send(out).await;
+                }
+            }
+        });
+        handle
+    }
+
+    /// A running call's request to the client: the message to put on the stream, if the
+    /// core lets it be sent (the answer is refused otherwise).
+    fn ask(&self, ask: Ask) -> Option<Outgoing> {
+        let asked = self
+            .state
+            .lock()
+            .core
+            .ask(ask.call, ask.method, ask.params, ask.answer);
+        match asked {
+            Ok(request) => Some(request),
+            Err((answer, why)) => {
+                let _ = answer.send(Err(why));
+                None
+            }
+        }
+    }
+}
+
+/// The POST's response: 202 when nothing is to be said, the replies at once, or the running
+/// calls' messages as they come. `modern`: a 2026-07-28 request (error statuses of their own,
+/// and a dropped response cancels).
+pub(crate) async fn respond(conn: Arc<Conn>, fed: Fed, format: Formats, modern: bool) -> Response {
+    let Some(running) = fed.running else {
+        return match fed.replies.into_iter().next() {
+            None => empty(StatusCode::ACCEPTED),
+            Some(out) => reply(&out, format.ready, modern),
+        };
+    };
+    match format.pending {
+        Format::Sse => sse(StatusCode::OK, stream(conn, running, fed.replies, modern)),
+        Format::Json => {
+            drop(conn);
+            let out = collect(running, fed.replies, modern).await;
+            match out {
+                Some(out) => reply(&out, Format::Json, modern),
+                // Cancelled: no JSON-RPC response, but the POST must be answered.
+                None => empty(StatusCode::NO_CONTENT),
+            }
+        }
+    }
+}
+
+/// Aborts a 2026-07-28 request's calls when its response is dropped: the client closed it.
+struct AbortOnDrop(Vec<AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// The running calls' messages as SSE events: the replies made so far, then each request to
+/// the client and each reply as it comes. The stream ends when the last call ends (with no
+/// event for a cancelled one: after `notifications/cancelled` no response is sent).
+fn stream(conn: Arc<Conn>, running: Running, first: Vec<Outgoing>, modern: bool) -> Body {
+    let Running {
+        messages,
+        asks,
+        tasks,
+    } = running;
+    let guard = modern.then(|| AbortOnDrop(tasks));
+    let later = futures::stream::unfold(
+        (conn, messages, asks),
+        |(conn, mut messages, mut asks)| async move {
+            let out = next_message(&conn, &mut messages, &mut asks).await?;
+            Some((out, (conn, messages, asks)))
+        },
+    );
+    let body = futures::stream::iter(first).chain(later).map(move |out| {
+        let _abort_when_dropped = &guard;
+        Ok::<Bytes, Infallible>(Bytes::from(events(&out)))
+    });
+    Body::from_stream(body)
+}
+
+/// The next message of a POST's running calls: a request to the client one of them makes, or
+/// a reply; `None` once every call ended.
+async fn next_message(
+    conn: &Conn,
+    messages: &mut mpsc::Receiver<Outgoing>,
+    asks: &mut mpsc::Receiver<Ask>,
+) -> Option<Outgoing> {
+    loop {
+        tokio::select! {
+            biased;
+            Some(ask) = asks.recv() => {
+                if let Some(request) = conn.ask(ask) {
+                    return Some(request);
+                }
+            }
+            out = messages.recv() => return out,
+        }
+    }
+}
+
+/// For a client that accepts only JSON: waits for the calls' reply, refusing their requests
+/// to the client (a JSON body cannot carry them). `None` if the calls were cancelled.
+async fn collect(running: Running, first: Vec<Outgoing>, modern: bool) -> Option<Outgoing> {
+    let Running {
+        mut messages,
+        mut asks,
+        tasks,
+    } = running;
+    let _abort_when_dropped = modern.then(|| AbortOnDrop(tasks));
+    let mut reply = first.into_iter().find(is_reply);
+    loop {
+        tokio::select! {
+            biased;
+            Some(ask) = asks.recv() => {
+                let _ = ask.answer.send(Err(PeerError::NoStream));
+            }
+            out = messages.recv() => match out {
+                Some(out) if is_reply(&out) => reply = Some(out),
+                Some(_) => {}
+                None => return reply,
+            },
+        }
+    }
+}
+
+/// A response (or a batch of them), not a message to the client.
+fn is_reply(out: &Outgoing) -> bool {
+    !matches!(
+        out,
+        Outgoing::Single(Message::Request(_) | Message::Notification(_))
+    )
+}
+
+/// A reply ready to go. An error about no request in particular (a batch this version does
+/// not accept) means the POST's input was not accepted: an HTTP error status, with a body
+/// whose JSON-RPC error has no id (`basic/transports.mdx` §Sending Messages to the Server).
+fn reply(out: &Outgoing, format: Format, modern: bool) -> Response {
+    if let Outgoing::Single(Message::Response(mcp_protocol::Response {
+        id: None,
+        outcome: Err(e),
+    })) = out
+    {
+        return rpc_error(StatusCode::BAD_REQUEST, None, e.clone());
+    }
+    ready(status_of(out, modern), format, out)
 }
 
 /// The HTTP status of a reply. A legacy JSON-RPC error is an ordinary JSON-RPC exchange
@@ -139,99 +320,5 @@ fn status_of(out: &Outgoing, modern: bool) -> StatusCode {
         ErrorCode(modern::UNSUPPORTED_PROTOCOL_VERSION)
         | ErrorCode(modern::MISSING_REQUIRED_CLIENT_CAPABILITY) => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
-    }
-}
-
-/// A JSON-RPC batch (§6), only in 2025-03-26 sessions, as on stdio: one array of replies
-/// (or one SSE event each), 202 if every member was a notification or response. Members are
-/// answered together and are not cancellable.
-pub(crate) async fn batch(
-    session: Arc<HttpSession>,
-    accept: Option<Accept>,
-    items: Vec<Result<Message<ServerParams>, InvalidMessage>>,
-) -> Response {
-    let version = lock(&session.session).version();
-    if !version.is_some_and(|v| v.has_batches()) {
-        let e = ServerError::BatchNotSupported(version);
-        return rpc_error(StatusCode::BAD_REQUEST, None, e.to_error_object());
-    }
-    let wants_reply = items.iter().any(|item| match item {
-        Ok(m) => matches!(m, Message::Request(_)),
-        Err(invalid) => !invalid.is_response,
-    });
-    let accept = match (wants_reply, accept) {
-        (true, None) => {
-            return rpc_error(
-                StatusCode::NOT_ACCEPTABLE,
-                None,
-                mcp_protocol::ErrorObject::new(
-                    ErrorCode::INVALID_REQUEST,
-                    "Not Acceptable: Accept must list application/json and text/event-stream",
-                ),
-            )
-        }
-        (_, accept) => accept.unwrap_or(Accept::JSON),
-    };
-    let mut replies = Vec::new();
-    let mut pending = Vec::new();
-    {
-        let mut core = lock(&session.session);
-        for item in items {
-            match item {
-                Err(invalid) if invalid.is_response => {
-                    tracing::warn!("ignored an invalid response in a batch: {invalid}");
-                }
-                Err(invalid) => {
-                    let error = FrameError::Invalid(invalid);
-                    replies.push(Message::Response(mcp_protocol::Response::error(
-                        error.request_id().cloned(),
-                        error.to_error_object(),
-                    )));
-                }
-                Ok(Message::Request(r)) if r.method == methods::INITIALIZE => {
-                    let e = ServerError::InitializeInBatch;
-                    replies.push(Message::Response(mcp_protocol::Response::error(
-                        Some(r.id),
-                        e.to_error_object(),
-                    )));
-                }
-                Ok(message) => {
-                    log_incoming(&message);
-                    match core.handle(message) {
-                        Dispatch::Nothing => {}
-                        Dispatch::Reply(out) => replies.extend(out.into_messages()),
-                        Dispatch::Cancel(id) => cancel(&session, &id),
-                        Dispatch::Pending(_, work) => pending.push(work),
-                    }
-                }
-            }
-        }
-    }
-    if pending.is_empty() {
-        if replies.is_empty() {
-            return empty(StatusCode::ACCEPTED);
-        }
-        return ready(
-            StatusCode::OK,
-            accept.for_ready(),
-            &Outgoing::Batch(replies),
-        );
-    }
-    let later = async move {
-        let done = futures::future::join_all(pending).await;
-        replies.extend(done.into_iter().map(Message::Response));
-        Some(Outgoing::Batch(replies))
-    }
-    .boxed();
-    deliver(later, accept.for_pending(), false).await
-}
-
-/// Aborts a stateless request's task when its response (or SSE stream) is dropped: the
-/// client closed the connection.
-struct AbortOnDrop(AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }

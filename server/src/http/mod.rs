@@ -2,8 +2,8 @@
 //! 2025-11-25, and `basic/transports/streamable-http`, 2026-07-28), on one endpoint for
 //! both eras.
 //!
-//! It is a layer that turns HTTP requests into messages for the same [`Session`] core stdio
-//! uses; nothing about the protocol lives here. One file per job:
+//! It is a layer that turns HTTP requests into messages for the same protocol core stdio
+//! drives (`crate::core`); nothing about the protocol is decided here. One file per job:
 //! * [`config`]: where to listen and every bound;
 //! * [`server`]: listening, per-connection limits (slow or huge request heads) and graceful
 //!   shutdown;
@@ -14,13 +14,9 @@
 //! * [`mirror`]: 2026-07-28 mirrored headers (-32020);
 //! * [`sessions`]: legacy sessions, bounded and expiring;
 //! * [`state`]: what every handler shares;
-//! * [`exchange`]: a dispatch to a response, with tool calls in tasks and cancellation;
+//! * [`exchange`]: a POST's messages through a connection's core, its calls run in tasks,
+//!   and the POST's response (202, a reply, or an SSE stream);
 //! * [`reply`]: JSON, SSE, 202 and error bodies.
-//!
-//! Only the `mcp-echo-server-http` executable links it (`mcp-echo-server --http` execs that
-//! one), so the stdio binary carries none of it.
-//!
-//! [`Session`]: crate::Session
 
 mod config;
 mod exchange;
@@ -34,7 +30,7 @@ mod sessions;
 mod state;
 
 pub use self::config::{HttpConfig, DEFAULT_ADDR};
-pub use self::server::serve_http;
+pub use self::server::{serve_http, serve_http_on};
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -15,17 +15,17 @@ use mcp_protocol::mcp::{methods, modern};
 use mcp_protocol::{ErrorCode, ErrorObject, FrameError, Incoming, Message};
 use serde_json::Value;
 
-use super::exchange::{answer, batch};
+use super::exchange::{respond, Conn};
 use super::origin::{is_json, protocol_version, text, HeaderVersion};
 use super::reply::{empty, ready, rpc_error, session_not_found, Accept};
 use super::sessions::{HttpSession, InsertError};
 use super::state::Shared;
-use crate::connection::{lock, log_incoming};
+use crate::core::Era;
 use crate::error::ServerError;
 use crate::params::ServerParams;
-use crate::session::{Dispatch, Session};
 
-pub(crate) async fn post(shared: &Shared, request: Request) -> Response {
+pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let shared = &*shared;
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
     if !is_json(headers) {
@@ -69,7 +69,7 @@ pub(crate) async fn post(shared: &Shared, request: Request) -> Response {
     let has_session = headers.contains_key(SESSION_ID);
     match incoming {
         Incoming::Single(Message::Request(r))
-            if r.method != methods::INITIALIZE && is_modern(r.params.as_ref()) =>
+            if Era::of(&r.method, r.params.as_ref()) == Era::Modern =>
         {
             // 2026-07-28 §Backward Compatibility: an Mcp-Session-Id on such a request is
             // ignored.
@@ -80,12 +80,12 @@ pub(crate) async fn post(shared: &Shared, request: Request) -> Response {
         {
             initialize(shared, accept, r)
         }
-        Incoming::Single(m @ (Message::Notification(_) | Message::Response(_)))
+        Incoming::Single(Message::Notification(_) | Message::Response(_))
             if !has_session && header_version == HeaderVersion::Modern =>
         {
             // A session-less 2026-07-28 notification: nothing to act on (closing a response
             // stream, not notifications/cancelled, cancels over HTTP in that revision).
-            log_incoming(&m);
+            tracing::debug!("a 2026-07-28 notification or response: accepted, nothing to do");
             empty(StatusCode::ACCEPTED)
         }
         other => legacy(shared, headers, header_version, accept, other).await,
@@ -135,21 +135,17 @@ async fn read_body(body: Body, headers: &HeaderMap, shared: &Shared) -> Result<B
     }
 }
 
-fn is_modern(params: Option<&ServerParams>) -> bool {
-    crate::modern::check_meta(params.and_then(ServerParams::meta)).is_some()
-}
-
 /// 406 for a request whose `Accept` lists neither media type the reply could take.
 fn not_acceptable(id: mcp_protocol::RequestId) -> Response {
     rpc_error(
         StatusCode::NOT_ACCEPTABLE,
         Some(id),
-        ErrorObject::new(
-            ErrorCode::INVALID_REQUEST,
-            "Not Acceptable: Accept must list application/json and text/event-stream",
-        ),
+        ErrorObject::new(ErrorCode::INVALID_REQUEST, NOT_ACCEPTABLE),
     )
 }
+
+const NOT_ACCEPTABLE: &str =
+    "Not Acceptable: Accept must list application/json and text/event-stream";
 
 /// A 2026-07-28 request: mirrored headers checked against the body, then served by a
 /// session of its own (no handshake, no state kept), as stdio serves such requests.
@@ -182,13 +178,12 @@ async fn modern_request(
             ),
         );
     }
-    let mut session = Session::new(Arc::clone(&shared.tools), shared.info.clone());
-    let message = Message::Request(request);
-    log_incoming(&message);
-    answer(session.handle(message), Some(accept), None, true).await
+    let conn = Conn::new(Arc::clone(&shared.served));
+    let fed = conn.feed(Incoming::Single(Message::Request(request)));
+    respond(conn, fed, accept.formats(), true).await
 }
 
-/// `initialize` without a session: answered by a new [`Session`], which is kept under a new
+/// `initialize` without a session: answered by a new connection core, which is kept under a new
 /// `Mcp-Session-Id` when the handshake succeeded (§Session Management 1).
 fn initialize(
     shared: &Shared,
@@ -199,31 +194,28 @@ fn initialize(
         return not_acceptable(request.id);
     };
     let id = request.id.clone();
-    let mut session = Session::new(Arc::clone(&shared.tools), shared.info.clone());
-    let message = Message::Request(request);
-    log_incoming(&message);
-    let out = match session.handle(message) {
-        Dispatch::Reply(out) => out,
-        // `initialize` is always answered at once.
-        _ => {
-            return rpc_error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                Some(id),
-                ErrorObject::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    "Internal error: initialize did not complete",
-                ),
-            )
-        }
+    let conn = Conn::new(Arc::clone(&shared.served));
+    let fed = conn.feed(Incoming::Single(Message::Request(request)));
+    let format = accept.formats().ready;
+    // `initialize` is always answered at once.
+    let Some(out) = fed.replies.into_iter().next() else {
+        return rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Some(id),
+            ErrorObject::new(
+                ErrorCode::INTERNAL_ERROR,
+                "Internal error: initialize did not complete",
+            ),
+        );
     };
-    if session.version().is_none() {
+    if conn.version().is_none() {
         // Invalid params: the error is the reply, and no session is kept.
-        return ready(StatusCode::OK, accept.for_ready(), &out);
+        return ready(StatusCode::OK, format, &out);
     }
-    match shared.sessions.insert(HttpSession::new(session)) {
+    match shared.sessions.insert(HttpSession::new(conn)) {
         Ok(sid) => {
             tracing::info!(session = %sid, "session created");
-            let mut response = ready(StatusCode::OK, accept.for_ready(), &out);
+            let mut response = ready(StatusCode::OK, format, &out);
             if let Ok(value) = HeaderValue::from_str(&sid) {
                 response.headers_mut().insert(SESSION_ID, value);
             }
@@ -295,7 +287,7 @@ async fn legacy(
     let Some(session) = text(headers, SESSION_ID).and_then(|id| shared.sessions.get(id)) else {
         return session_not_found();
     };
-    let negotiated = lock(&session.session).version();
+    let negotiated = session.conn.version();
     match header_version {
         HeaderVersion::Legacy(v) if Some(v) != negotiated => {
             // Supported, so not a 400; the session's negotiated version still decides.
@@ -316,15 +308,27 @@ async fn legacy(
         }
         _ => {}
     }
-    match incoming {
-        Incoming::Single(message) => {
-            if let (Message::Request(r), None) = (&message, accept) {
-                return not_acceptable(r.id.clone());
-            }
-            log_incoming(&message);
-            let dispatch = lock(&session.session).handle(message);
-            answer(dispatch, accept, Some(session), false).await
+    let accept = match (accept, &incoming) {
+        (Some(accept), _) => accept,
+        (None, Incoming::Single(Message::Request(r))) => return not_acceptable(r.id.clone()),
+        (None, Incoming::Batch(items)) if wants_reply(items) => {
+            return rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                None,
+                ErrorObject::new(ErrorCode::INVALID_REQUEST, NOT_ACCEPTABLE),
+            )
         }
-        Incoming::Batch(items) => batch(session, accept, items).await,
-    }
+        (None, _) => Accept::JSON,
+    };
+    let conn = Arc::clone(&session.conn);
+    let fed = conn.feed(incoming);
+    respond(conn, fed, accept.formats(), false).await
+}
+
+/// Whether a batch holds a request or an invalid member: something to reply to.
+fn wants_reply(items: &[Result<Message<ServerParams>, mcp_protocol::InvalidMessage>]) -> bool {
+    items.iter().any(|item| match item {
+        Ok(m) => matches!(m, Message::Request(_)),
+        Err(invalid) => !invalid.is_response,
+    })
 }

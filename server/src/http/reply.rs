@@ -1,13 +1,9 @@
 //! Writing HTTP responses: one JSON body, an SSE stream, 202, and JSON-RPC errors with an
 //! HTTP status (`basic/transports.mdx` §Sending Messages to the Server).
 
-use std::convert::Infallible;
-
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use mcp_protocol::http::{accepts, write_event, EVENT_STREAM, JSON};
 use mcp_protocol::{ErrorCode, ErrorObject, Outgoing, RequestId};
 
@@ -19,6 +15,13 @@ pub(crate) enum Format {
     /// `text/event-stream`: one `data:` event per JSON-RPC message; the stream ends after
     /// the response.
     Sse,
+}
+
+/// How a POST's replies travel: when they are ready at once, and when calls still run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Formats {
+    pub(crate) ready: Format,
+    pub(crate) pending: Format,
 }
 
 /// What `Accept` allows. Clients MUST list both media types; one that lists both gets JSON
@@ -50,8 +53,16 @@ impl Accept {
         (accept.json || accept.sse).then_some(accept)
     }
 
+    /// How replies travel: ready at once, or while calls still run.
+    pub(crate) fn formats(self) -> Formats {
+        Formats {
+            ready: self.for_ready(),
+            pending: self.for_pending(),
+        }
+    }
+
     /// For a reply ready now.
-    pub(crate) fn for_ready(self) -> Format {
+    fn for_ready(self) -> Format {
         if self.json {
             Format::Json
         } else {
@@ -61,7 +72,7 @@ impl Accept {
 
     /// For a reply still being computed: SSE when allowed, so the headers go out at once and
     /// closing the stream is the client's way to give up on it.
-    pub(crate) fn for_pending(self) -> Format {
+    fn for_pending(self) -> Format {
         if self.sse {
             Format::Sse
         } else {
@@ -78,18 +89,8 @@ pub(crate) fn ready(status: StatusCode, format: Format, out: &Outgoing) -> Respo
     }
 }
 
-/// A reply that is still running, as an SSE stream that opens now and carries the reply
-/// when it comes. `None` from `later` (the request was cancelled) ends the stream with no
-/// event: after `notifications/cancelled` the server sends no response (`utilities/
-/// cancellation.mdx`).
-pub(crate) fn sse_later(later: BoxFuture<'static, Option<Outgoing>>) -> Response {
-    let stream = later
-        .map(|out| Ok::<Bytes, Infallible>(out.map(|o| events(&o)).unwrap_or_default().into()))
-        .into_stream();
-    sse(StatusCode::OK, Body::from_stream(stream))
-}
-
-fn events(out: &Outgoing) -> Vec<u8> {
+/// The SSE events of `out`: one `data:` event per JSON-RPC message.
+pub(crate) fn events(out: &Outgoing) -> Vec<u8> {
     let mut body = Vec::new();
     match out {
         Outgoing::Batch(messages) => {
@@ -102,7 +103,8 @@ fn events(out: &Outgoing) -> Vec<u8> {
     body
 }
 
-fn sse(status: StatusCode, body: Body) -> Response {
+/// An SSE response whose events `body` carries.
+pub(crate) fn sse(status: StatusCode, body: Body) -> Response {
     let mut r = Response::new(body);
     *r.status_mut() = status;
     let h = r.headers_mut();

@@ -23,6 +23,7 @@ use super::config::HttpConfig;
 use super::routes::router;
 use super::sessions::Sessions;
 use super::state::Shared;
+use crate::core::Served;
 use crate::exit::Exit;
 use crate::info::ServerInfo;
 use crate::tools::ToolSet;
@@ -42,6 +43,47 @@ pub async fn serve_http(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<Exit> {
     let listener = TcpListener::bind(config.addr).await?;
+    serve_http_on(listener, config, tools, shutdown).await
+}
+
+/// [`serve_http`] on a listener bound already (`config.addr` is not used): for tests, which
+/// bind port 0 themselves to know the port.
+#[doc(hidden)]
+pub async fn serve_http_on(
+    listener: TcpListener,
+    config: HttpConfig,
+    tools: Arc<ToolSet>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<Exit> {
+    announce(&listener, &config)?;
+    let grace = config.shutdown_grace;
+    let shared = Arc::new(Shared {
+        sessions: Sessions::new(config.max_sessions, config.session_idle),
+        config,
+        served: Served::new(tools, ServerInfo::default()),
+    });
+    let sweeper = tokio::spawn(sweep_forever(Arc::clone(&shared)));
+    let graceful = GracefulShutdown::new();
+    accept(listener, shared, &graceful, shutdown).await;
+    sweeper.abort();
+    tracing::info!(
+        connections = graceful.count(),
+        "no longer accepting; finishing requests in flight"
+    );
+    match tokio::time::timeout(grace, graceful.shutdown()).await {
+        Ok(()) => Ok(Exit::Shutdown),
+        Err(_) => {
+            tracing::warn!(
+                "requests still in flight after {} s; exiting",
+                grace.as_secs_f64()
+            );
+            Ok(Exit::DrainTimedOut)
+        }
+    }
+}
+
+/// The `listening on` line, and a warning for an address others can reach.
+fn announce(listener: &TcpListener, config: &HttpConfig) -> std::io::Result<()> {
     let local = listener.local_addr()?;
     if !local.ip().is_loopback() {
         tracing::warn!(
@@ -57,25 +99,25 @@ pub async fn serve_http(
         max_sessions = config.max_sessions,
         "serving MCP over Streamable HTTP"
     );
+    Ok(())
+}
 
+/// Accepts connections until `shutdown`, each served by hyper within the configured bounds.
+async fn accept(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    graceful: &GracefulShutdown,
+    shutdown: impl Future<Output = ()>,
+) {
+    let config = &shared.config;
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(config.header_timeout)
         .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes.max(MIN_BUF));
-    let grace = config.shutdown_grace;
-    let max_connections = config.max_connections.max(1);
-    let shared = Arc::new(Shared {
-        sessions: Sessions::new(config.max_sessions, config.session_idle),
-        config,
-        tools,
-        info: ServerInfo::default(),
-    });
-    let sweeper = tokio::spawn(sweep_forever(Arc::clone(&shared)));
-    let app = router(shared);
-    let graceful = GracefulShutdown::new();
-    let slots = Arc::new(Semaphore::new(max_connections));
+    let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let app = router(Arc::clone(&shared));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         // A free connection slot first, then a connection: at the cap, new clients wait in
@@ -106,22 +148,6 @@ pub async fn serve_http(
                 }
             },
             () = &mut shutdown => break,
-        }
-    }
-    drop(listener);
-    sweeper.abort();
-    tracing::info!(
-        connections = graceful.count(),
-        "no longer accepting; finishing requests in flight"
-    );
-    match tokio::time::timeout(grace, graceful.shutdown()).await {
-        Ok(()) => Ok(Exit::Shutdown),
-        Err(_) => {
-            tracing::warn!(
-                "requests still in flight after {} s; exiting",
-                grace.as_secs_f64()
-            );
-            Ok(Exit::DrainTimedOut)
         }
     }
 }

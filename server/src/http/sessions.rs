@@ -6,40 +6,33 @@
 //! initializes in a loop gets 503s, not unbounded memory.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_protocol::RequestId;
-use tokio::task::AbortHandle;
+use parking_lot::Mutex;
 
-use crate::connection::lock;
-use crate::session::Session;
+use super::exchange::Conn;
 
-/// One session: the protocol state ([`Session`], the same core stdio uses) and its requests
-/// in flight. `Session::handle` is synchronous and short, so a plain mutex serializes
-/// concurrent POSTs only for the dispatch itself; tool calls run outside the lock.
+/// One session: its connection core (the same core stdio drives) and the tasks of its calls.
+/// The core is handed each POST's messages under a lock held only for that; calls run
+/// outside it.
 #[derive(Debug)]
 pub(crate) struct HttpSession {
-    pub(crate) session: Mutex<Session>,
-    /// Tool calls running in their own task, so `notifications/cancelled` (and DELETE) can
-    /// abort them.
-    pub(crate) in_flight: Mutex<HashMap<RequestId, AbortHandle>>,
+    pub(crate) conn: Arc<Conn>,
     last_used: Mutex<Instant>,
 }
 
 impl HttpSession {
-    pub(crate) fn new(session: Session) -> Self {
+    pub(crate) fn new(conn: Arc<Conn>) -> Self {
         HttpSession {
-            session: Mutex::new(session),
-            in_flight: Mutex::new(HashMap::new()),
+            conn,
             last_used: Mutex::new(Instant::now()),
         }
     }
 
+    /// Aborts its running calls.
     fn end(&self) {
-        for (_, task) in lock(&self.in_flight).drain() {
-            task.abort();
-        }
+        self.conn.end();
     }
 }
 
@@ -67,10 +60,10 @@ impl Sessions {
     /// The live session with this id, marked used now; `None` for an unknown, ended or idled
     /// out id (which MUST get 404).
     pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
-        let mut map = lock(&self.map);
+        let mut map = self.map.lock();
         let session = map.get(id)?;
         let now = Instant::now();
-        let mut last = lock(&session.last_used);
+        let mut last = session.last_used.lock();
         if now.duration_since(*last) >= self.idle {
             drop(last);
             if let Some(s) = map.remove(id) {
@@ -86,7 +79,7 @@ impl Sessions {
     /// Stores a session under a fresh id; when full, idle sessions are swept first.
     pub(crate) fn insert(&self, session: HttpSession) -> Result<String, InsertError> {
         let id = new_id().map_err(InsertError::Random)?;
-        let mut map = lock(&self.map);
+        let mut map = self.map.lock();
         if map.len() >= self.max {
             sweep(&mut map, self.idle);
             if map.len() >= self.max {
@@ -99,7 +92,7 @@ impl Sessions {
 
     /// Ends a session (DELETE); `false` if there was none by that id.
     pub(crate) fn remove(&self, id: &str) -> bool {
-        let removed = lock(&self.map).remove(id);
+        let removed = self.map.lock().remove(id);
         match removed {
             Some(s) => {
                 s.end();
@@ -111,7 +104,7 @@ impl Sessions {
 
     /// Ends the sessions idle for longer than the limit.
     pub(crate) fn sweep(&self) {
-        sweep(&mut lock(&self.map), self.idle);
+        sweep(&mut self.map.lock(), self.idle);
     }
 
     pub(crate) fn idle(&self) -> Duration {
@@ -122,7 +115,7 @@ impl Sessions {
 fn sweep(map: &mut HashMap<String, Arc<HttpSession>>, idle: Duration) {
     let now = Instant::now();
     map.retain(|_, s| {
-        let live = now.duration_since(*lock(&s.last_used)) < idle;
+        let live = now.duration_since(*s.last_used.lock()) < idle;
         if !live {
             s.end();
         }
@@ -149,13 +142,12 @@ fn new_id() -> Result<String, getrandom::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::Served;
     use crate::{default_tools, ServerInfo};
 
     fn session() -> HttpSession {
-        HttpSession::new(Session::new(
-            Arc::new(default_tools()),
-            ServerInfo::default(),
-        ))
+        let served = Served::new(Arc::new(default_tools()), ServerInfo::default());
+        HttpSession::new(Conn::new(served))
     }
 
     #[test]

@@ -110,8 +110,7 @@ fn app(gate: &Gate) -> TowerToHyperService<Router> {
     TowerToHyperService::new(router(Arc::new(Shared {
         sessions: Sessions::new(8, Duration::from_secs(600)),
         config,
-        tools: Arc::new(tools),
-        info: ServerInfo::default(),
+        served: crate::core::Served::new(Arc::new(tools), ServerInfo::default()),
     })))
 }
 

@@ -11,13 +11,16 @@ use mcp_protocol::mcp::{self, CallToolResult, ProtocolVersion};
 use serde_json::{Map, Value};
 
 pub use self::echo::Echo;
+use crate::peer::Peer;
 
 /// The outcome of starting a tool call.
 pub enum ToolCall {
     /// Finished at once: answered inline, with no task spawned (the fast path).
     Ready(CallToolResult),
-    /// Still running: the server spawns it, and `notifications/cancelled` can abort it.
+    /// Still running: the transport runs it, and `notifications/cancelled` can abort it.
     Pending(BoxFuture<'static, CallToolResult>),
+    /// Still running, and it sends requests to the client through the [`Peer`] it is given.
+    Asking(Box<dyn FnOnce(Peer) -> BoxFuture<'static, CallToolResult> + Send>),
 }
 
 impl fmt::Debug for ToolCall {
@@ -25,6 +28,7 @@ impl fmt::Debug for ToolCall {
         match self {
             ToolCall::Ready(r) => f.debug_tuple("Ready").field(r).finish(),
             ToolCall::Pending(_) => f.write_str("Pending(..)"),
+            ToolCall::Asking(_) => f.write_str("Asking(..)"),
         }
     }
 }

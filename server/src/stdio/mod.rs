@@ -1,24 +1,35 @@
-//! The async loop: one task reads, hands the bytes to the [`Core`] and writes what it made;
-//! tasks exist only for tool calls that are still running.
+//! The stdio transport: one task reads frames, hands them to the [`Core`], runs the calls it
+//! is handed and writes what it made (`basic/transports.mdx` §stdio).
 //!
-//! It waits for a shutdown, a finished task's reply or input, in that order (`select!`), and
-//! reads on without waiting while more input is ready, so a burst of requests costs one
-//! wake-up. Output is written before more input is read, and a shutdown interrupts a write the
-//! peer never drains. Everything else (frames, replies, pacing, the last frame, the drain's
-//! policy) is the core's, shared with [`crate::serve_blocking`].
+//! It waits for a shutdown, a finished call, a call's request to the client, or input, in
+//! that order (`select!`), and reads on without waiting while more input is ready, so a burst
+//! of requests costs one wake-up. Output is written before more input is read (a client that
+//! does not read its replies gets back-pressure, not unbounded memory), and a shutdown
+//! interrupts a write the peer never drains. When input ends or a shutdown comes, what was
+//! read is answered and written within `Config::shutdown_grace`.
+//!
+//! [`streams`] gives the process's stdin and stdout on the reactor: pipes and sockets, as
+//! MCP hosts give them.
+
+mod connection;
+mod pacing;
+mod replies;
+mod socket;
+mod streams;
 
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
+use self::connection::{Connection, Turn};
+use self::replies::Replies;
+pub use self::socket::Socket;
+pub use self::streams::{streams, Input, Output, OUTPUT_PIPE_BYTES};
 use crate::config::Config;
-use crate::connection::CurrentRuntime;
 use crate::exit::Exit;
-use crate::replies::Replies;
-use crate::sans_io::{Burst, Core, Step};
 use crate::tools::ToolSet;
 
 /// Serves one MCP connection over `input`/`output` until input ends, `shutdown` completes, or
@@ -36,111 +47,73 @@ where
     W: AsyncWrite + Unpin,
     S: Future<Output = ()>,
 {
-    let mut core = Core::new(config, tools, CurrentRuntime);
+    let mut conn = Connection::new(config, tools);
     tokio::pin!(shutdown);
-    // A burst stopped to write: whole frames wait in the input buffer, handled before reading.
-    let mut buffered = false;
     let exit = loop {
-        let (queue, buf) = core.queue_and_input();
         let turn = tokio::select! {
             biased;
             () = &mut shutdown => break Exit::Shutdown,
-            Some(reply) = queue.recv() => {
-                core.task_reply(reply)?;
-                core.task_replies()?;
-                Turn::Read
-            }
-            read = read_unless(buffered, &mut input, buf) => burst(&mut core, &mut input, read)?,
+            turn = conn.next(&mut input) => turn,
         };
-        buffered = matches!(turn, Turn::Due);
         // Write before reading on, and let a signal interrupt a write the peer never drains.
         let written = tokio::select! {
             biased;
             () = &mut shutdown => break Exit::Shutdown,
-            written = write_all(&mut output, core.out()) => written,
+            written = write_all(&mut output, conn.out()) => written,
         };
         match written {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => break Exit::OutputClosed,
             Err(e) => return Err(e),
         }
-        if let Turn::End(exit) = turn {
+        if let Turn::End(exit) = turn? {
             break exit;
         }
     };
+    drain(conn, output, config, exit).await
+}
 
-    let Some(mut drain) = core.finish(&exit) else {
+/// After the loop: logs how it ended, then answers and writes what was read (the replies made,
+/// then each running call's) within the grace, unless the output is gone.
+async fn drain<W: AsyncWrite + Unpin>(
+    mut conn: Connection,
+    mut output: W,
+    config: &Config,
+    exit: Exit,
+) -> io::Result<Exit> {
+    match &exit {
+        Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
+        other => tracing::debug!(?other, "input loop ended"),
+    }
+    if matches!(exit, Exit::OutputClosed) {
+        tracing::debug!("output closed by the peer; exiting");
         return Ok(exit);
-    };
-    let grace = drain.grace();
+    }
+    let grace = config.shutdown_grace;
     let drained = tokio::time::timeout(grace, async {
         loop {
-            match drain.next()? {
-                Step::Write => write_all(&mut output, drain.out()).await?,
-                Step::Wait => {
-                    // `None`: the last task ended; `next` finds the queue closed.
-                    if let Some(reply) = drain.queue().recv().await {
-                        drain.task_reply(reply)?;
-                    }
-                }
-                Step::Done => return Ok::<(), io::Error>(()),
+            write_all(&mut output, conn.out()).await?;
+            if !conn.wait_for_a_call().await? {
+                return Ok::<(), io::Error>(());
             }
         }
     })
     .await;
     match drained {
-        Err(_elapsed) => Ok(drain.give_up()),
         Ok(Ok(())) => Ok(exit),
-        Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(drain.output_closed()),
+        Err(_elapsed) => {
+            tracing::warn!(
+                running = conn.running(),
+                grace = ?grace,
+                "gave up waiting for replies to be answered and flushed"
+            );
+            Ok(Exit::DrainTimedOut)
+        }
+        Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+            tracing::debug!("output closed by the peer; exiting");
+            Ok(Exit::OutputClosed)
+        }
         Ok(Err(e)) => Err(e),
-    }
-}
-
-/// What a turn of the loop leaves to do after writing.
-enum Turn {
-    /// Wait for input or a task's reply.
-    Read,
-    /// A burst stopped to write; whole frames still wait.
-    Due,
-    End(Exit),
-}
-
-/// Reads into `buf`, unless whole frames are `buffered` already (`None`). Cancel-safe: a read
-/// that did not complete read nothing.
-async fn read_unless<R: AsyncRead + Unpin>(
-    buffered: bool,
-    input: &mut R,
-    buf: &mut bytes::BytesMut,
-) -> Option<io::Result<usize>> {
-    if buffered {
-        return None;
-    }
-    Some(input.read_buf(buf).await)
-}
-
-/// Handles what was read, and reads on while more is ready at once: one wake-up for a burst,
-/// stopping to write when replies are due.
-fn burst<R: AsyncRead + Unpin>(
-    core: &mut Core<CurrentRuntime>,
-    input: &mut R,
-    mut read: Option<io::Result<usize>>,
-) -> io::Result<Turn> {
-    loop {
-        match read {
-            Some(Ok(0)) => core.end_input(),
-            Some(Ok(_)) | None => {}
-            Some(Err(e)) => return Ok(Turn::End(Exit::ReadFailed(e))),
-        }
-        match core.handle()? {
-            Burst::Due => return Ok(Turn::Due),
-            Burst::Failed(e) => return Ok(Turn::End(Exit::ReadFailed(e))),
-            Burst::Idle if core.input_ended() => return Ok(Turn::End(Exit::InputClosed)),
-            Burst::Idle => {}
-        }
-        match input.read_buf(core.input()).now_or_never() {
-            Some(more) => read = Some(more),
-            None => return Ok(Turn::Read),
-        }
     }
 }
 
@@ -154,6 +127,15 @@ async fn write_all<W: AsyncWrite + Unpin>(io: &mut W, out: &mut Replies) -> io::
         }
     }
     io.flush().await
+}
+
+/// Reads into `buf` once, if bytes are ready now (`None` if not).
+fn read_now<R: AsyncRead + Unpin>(
+    input: &mut R,
+    buf: &mut bytes::BytesMut,
+) -> Option<io::Result<usize>> {
+    use tokio::io::AsyncReadExt;
+    input.read_buf(buf).now_or_never()
 }
 
 #[cfg(test)]

@@ -1,13 +1,13 @@
-//! One connection's lifecycle and method dispatch (legacy era, `basic/lifecycle.mdx`).
+//! One connection's lifecycle and method dispatch (legacy era, `basic/lifecycle.mdx`), and
+//! stateless 2026-07-28 requests beside it (`basic/versioning.mdx`).
 //!
 //! `AwaitingInit --initialize--> Initialized --notifications/initialized--> Ready`.
 //! `ping` is answered in every state; `tools/*` only when ready, so a client that skips a
-//! handshake step is told which one.
+//! handshake step is told which one. A request whose `_meta` names a protocol version is a
+//! 2026-07-28 request ([`Era::of`]), served whatever the legacy state.
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use mcp_protocol::mcp::{
     methods, modern, CallToolParams, CallToolResult, CancelledParams, Implementation,
     InitializeParams, InitializeResult, ListToolsParams, ListToolsResult, ProtocolVersion,
@@ -18,10 +18,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::{Served, Shape, Work};
 use crate::error::ServerError;
-use crate::info::ServerInfo;
 use crate::params::ServerParams;
-use crate::tools::{ToolCall, ToolSet};
+use crate::tools::ToolCall;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -31,97 +31,114 @@ enum State {
     Ready(ProtocolVersion),
 }
 
-/// What the I/O loop must do with a message.
-pub enum Dispatch {
-    /// Nothing to send: a notification or a response.
-    Nothing,
-    /// Send this now: a response, or a tool's result in its typed form.
-    Reply(Outgoing),
-    /// Run this to completion, then send its response, unless cancelled first.
-    Pending(RequestId, BoxFuture<'static, Response>),
-    /// `notifications/cancelled` for this request: abort it and send nothing for it.
-    Cancel(RequestId),
+/// The era a request is served in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// The `initialize` handshake and the state it leaves.
+    Legacy,
+    /// 2026-07-28: the protocol version in `params._meta`, no state.
+    Modern,
 }
 
-impl std::fmt::Debug for Dispatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Dispatch::Nothing => f.write_str("Nothing"),
-            Dispatch::Reply(r) => f.debug_tuple("Reply").field(r).finish(),
-            Dispatch::Pending(id, _) => f.debug_tuple("Pending").field(id).finish(),
-            Dispatch::Cancel(id) => f.debug_tuple("Cancel").field(id).finish(),
+impl Era {
+    /// `initialize` is legacy by definition; anything else with a protocol version in
+    /// `params._meta` is a 2026-07-28 request. Every transport asks here.
+    pub(crate) fn of(method: &str, params: Option<&ServerParams>) -> Era {
+        Era::judge(method, params).0
+    }
+
+    /// The era, and for a 2026-07-28 request whether its `_meta` is acceptable.
+    fn judge(method: &str, params: Option<&ServerParams>) -> (Era, Result<(), ServerError>) {
+        match crate::modern::check_meta(params.and_then(ServerParams::meta)) {
+            Some(checked) if method != methods::INITIALIZE => (Era::Modern, checked),
+            _ => (Era::Legacy, Ok(())),
         }
     }
 }
 
-/// The per-connection protocol state. Not shared: the I/O loop owns it and feeds it messages
-/// in arrival order, so lifecycle transitions need no locking.
-#[derive(Debug)]
-pub struct Session {
-    state: State,
-    tools: Arc<ToolSet>,
-    info: ServerInfo,
-    /// `info` as modern result `_meta` carries it: built once, not per request.
-    modern_info: Value,
+/// What a message asks of the core.
+pub(crate) enum Handled {
+    /// Nothing to send: a notification, or an invalid cancellation.
+    Nothing,
+    /// Send this now: a response, or a tool's result in its typed form.
+    Reply(Outgoing),
+    /// A tool call still running: run it, then reply to this id in this shape.
+    Run(RequestId, Work, Shape),
+    /// `notifications/cancelled` for this request.
+    Cancel(RequestId),
+    /// The client's response to a request the server sent.
+    Answer(Response),
 }
 
-impl Session {
-    pub fn new(tools: Arc<ToolSet>, info: ServerInfo) -> Self {
-        let modern_info = crate::modern::server_info(&info);
-        Session {
+/// The per-connection protocol state. Not shared: the core owns it and feeds it messages in
+/// arrival order, so lifecycle transitions need no locking.
+#[derive(Debug)]
+pub(crate) struct Lifecycle {
+    state: State,
+    served: Arc<Served>,
+    /// What the client declared in `initialize`: which requests the server may send it.
+    client_capabilities: Map<String, Value>,
+}
+
+impl Lifecycle {
+    pub(crate) fn new(served: Arc<Served>) -> Self {
+        Lifecycle {
             state: State::AwaitingInit,
-            tools,
-            info,
-            modern_info,
+            served,
+            client_capabilities: Map::new(),
         }
     }
 
     /// The negotiated version, once `initialize` was answered.
-    pub fn version(&self) -> Option<ProtocolVersion> {
+    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
         match self.state {
             State::AwaitingInit => None,
             State::Initialized(v) | State::Ready(v) => Some(v),
         }
     }
 
-    pub fn is_ready(&self) -> bool {
-        matches!(self.state, State::Ready(_))
+    /// Whether the client declared `capability` (`roots`, `sampling`, `elicitation`, …).
+    pub(crate) fn client_declared(&self, capability: &str) -> bool {
+        self.client_capabilities.contains_key(capability)
     }
 
-    pub fn handle(&mut self, message: Message<ServerParams>) -> Dispatch {
+    pub(crate) fn handle(&mut self, message: Message<ServerParams>) -> Handled {
         match message {
             Message::Request(req) => self.request(req),
             Message::Notification(n) => self.notification(n),
-            Message::Response(r) => {
-                // This server sends no requests, so no response can be expected.
-                tracing::warn!(id = ?r.id.as_ref().map(crate::error::shown_id), "ignoring a response sent to the server: it sends no requests");
-                Dispatch::Nothing
-            }
+            Message::Response(r) => Handled::Answer(r),
         }
     }
 
-    fn request(&mut self, req: Request<ServerParams>) -> Dispatch {
+    fn request(&mut self, req: Request<ServerParams>) -> Handled {
         let Request { id, method, params } = req;
-        // `initialize` is legacy by definition; anything else with a protocol version in
-        // `_meta` is a modern request, served statelessly whatever the legacy state.
-        let outcome = match crate::modern::check_meta(params.as_ref().and_then(ServerParams::meta))
-        {
-            Some(meta) if method != methods::INITIALIZE => {
-                meta.and_then(|()| self.modern(&method, params))
-            }
-            _ => self.legacy(method, params),
+        let outcome = match Era::judge(&method, params.as_ref()) {
+            (Era::Modern, checked) => checked.and_then(|()| self.modern(&method, params)),
+            (Era::Legacy, _) => self.legacy(method, params),
         };
         match outcome {
-            Ok(Outcome::Done(value)) => Dispatch::Reply(Response::success(id, value).into()),
-            Ok(Outcome::Tool(result)) => Dispatch::Reply(Outgoing::ToolResult(id, result)),
-            Ok(Outcome::Running(work)) => {
-                let reply_id = id.clone();
-                Dispatch::Pending(
-                    id,
-                    work.map(move |v| Response::success(reply_id, v)).boxed(),
-                )
-            }
-            Err(e) => Dispatch::Reply(Response::error(Some(id), e.to_error_object()).into()),
+            Ok(Outcome::Done(value)) => Handled::Reply(Response::success(id, value).into()),
+            Ok(Outcome::Tool(result, shape)) => Handled::Reply(self.tool_reply(id, result, shape)),
+            Ok(Outcome::Running(work, shape)) => Handled::Run(id, work, shape),
+            Err(e) => Handled::Reply(Response::error(Some(id), e.to_error_object()).into()),
+        }
+    }
+
+    /// A tool's result as the reply to `id`: shaped for the negotiated version, and tagged as
+    /// 2026-07-28 results are. The one place a result becomes a reply, at once or later.
+    pub(crate) fn tool_reply(
+        &self,
+        id: RequestId,
+        result: CallToolResult,
+        shape: Shape,
+    ) -> Outgoing {
+        let result = result.for_version(shape.version);
+        if shape.modern {
+            let value =
+                crate::modern::complete(result.into_value(), &self.served.modern_info, false);
+            Response::success(id, value).into()
+        } else {
+            Outgoing::ToolResult(id, result)
         }
     }
 
@@ -140,7 +157,11 @@ impl Session {
             }
             methods::TOOLS_CALL => {
                 let version = self.ready_version(&method)?;
-                self.call_tool(&method, params, version)
+                let shape = Shape {
+                    version,
+                    modern: false,
+                };
+                self.call_tool(&method, params, shape)
             }
             modern::DISCOVER => Err(ServerError::DiscoverWithoutMeta),
             _ => Err(ServerError::MethodNotFound(method)),
@@ -150,30 +171,25 @@ impl Session {
     /// The modern era (2026-07-28): no handshake; results tagged `resultType: "complete"` with
     /// the server's identity in `_meta`, and cache hints on `server/discover` and `tools/list`.
     fn modern(&self, method: &str, params: Option<ServerParams>) -> Result<Outcome, ServerError> {
-        let info = &self.modern_info;
+        let info = &self.served.modern_info;
         let latest = ProtocolVersion::LATEST;
         match method {
             modern::DISCOVER => {
-                let result = crate::modern::discover(self.info.instructions.as_deref());
+                let instructions = self.served.info.instructions.as_deref();
+                let result = crate::modern::discover(instructions);
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_LIST => {
                 let result = self.list_tools(method, params, latest)?;
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
-            methods::TOOLS_CALL => Ok(match self.call_tool(method, params, latest)? {
-                Outcome::Done(v) => Outcome::Done(crate::modern::complete(v, info, false)),
-                Outcome::Tool(r) => {
-                    Outcome::Done(crate::modern::complete(r.into_value(), info, false))
-                }
-                Outcome::Running(work) => {
-                    let info = info.clone();
-                    Outcome::Running(
-                        work.map(move |v| crate::modern::complete(v, &info, false))
-                            .boxed(),
-                    )
-                }
-            }),
+            methods::TOOLS_CALL => {
+                let shape = Shape {
+                    version: latest,
+                    modern: true,
+                };
+                self.call_tool(method, params, shape)
+            }
             methods::PING | "logging/setLevel" => {
                 Err(ServerError::RemovedInModern(method.to_owned()))
             }
@@ -181,7 +197,7 @@ impl Session {
         }
     }
 
-    fn notification(&mut self, n: Notification<ServerParams>) -> Dispatch {
+    fn notification(&mut self, n: Notification<ServerParams>) -> Handled {
         match n.method.as_str() {
             methods::INITIALIZED => match self.state {
                 State::Initialized(v) => {
@@ -199,14 +215,14 @@ impl Session {
                     .map(|p| serde_json::from_value::<CancelledParams>(p.into_value()))
                     .transpose()
                 {
-                    Ok(Some(p)) => return Dispatch::Cancel(p.request_id),
+                    Ok(Some(p)) => return Handled::Cancel(p.request_id),
                     // "Invalid cancellation notifications SHOULD be ignored."
                     _ => tracing::debug!("invalid notifications/cancelled ignored"),
                 }
             }
             other => tracing::debug!(method = other, "unknown notification ignored"),
         }
-        Dispatch::Nothing
+        Handled::Nothing
     }
 
     fn initialize(
@@ -229,6 +245,8 @@ impl Session {
             "initialize"
         );
         self.state = State::Initialized(version);
+        self.client_capabilities = params.capabilities;
+        let info = &self.served.info;
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
             capabilities: ServerCapabilities {
@@ -238,16 +256,15 @@ impl Session {
                 other: Map::new(),
             },
             server_info: Implementation {
-                name: self.info.name.clone(),
+                name: info.name.clone(),
                 // `Implementation.title` exists from 2025-06-18.
-                title: self
-                    .info
+                title: info
                     .title
                     .clone()
                     .filter(|_| version.has_structured_output()),
-                version: self.info.version.clone(),
+                version: info.version.clone(),
             },
-            instructions: self.info.instructions.clone(),
+            instructions: info.instructions.clone(),
         };
         Ok(to_value(&result))
     }
@@ -274,7 +291,7 @@ impl Session {
             return Err(ServerError::InvalidCursor(cursor));
         }
         Ok(to_value(&ListToolsResult {
-            tools: self.tools.definitions(version),
+            tools: self.served.tools.definitions(version),
             next_cursor: None,
         }))
     }
@@ -283,7 +300,7 @@ impl Session {
         &self,
         method: &str,
         params: Option<ServerParams>,
-        version: ProtocolVersion,
+        shape: Shape,
     ) -> Result<Outcome, ServerError> {
         // Read in parts by the parser when it could (`crate::params`); anything else, and
         // parts that do not fit, take the `Value` path, which words the -32602.
@@ -295,15 +312,14 @@ impl Session {
             other => parse_params(method, other)?,
         };
         let tool = self
+            .served
             .tools
             .get(&params.name)
             .ok_or_else(|| ServerError::UnknownTool(params.name.clone()))?;
         Ok(match tool.call(params.arguments.unwrap_or_default()) {
-            ToolCall::Ready(result) => Outcome::Tool(result.for_version(version)),
-            ToolCall::Pending(fut) => Outcome::Running(
-                fut.map(move |result| result.for_version(version).into_value())
-                    .boxed(),
-            ),
+            ToolCall::Ready(result) => Outcome::Tool(result, shape),
+            ToolCall::Pending(fut) => Outcome::Running(Box::new(move |_| fut), shape),
+            ToolCall::Asking(work) => Outcome::Running(work, shape),
         })
     }
 }
@@ -312,8 +328,8 @@ impl Session {
 enum Outcome {
     Done(Value),
     /// A tool's result, ready now: sent in its typed form, with no `Value` tree.
-    Tool(CallToolResult),
-    Running(BoxFuture<'static, Value>),
+    Tool(CallToolResult, Shape),
+    Running(Work, Shape),
 }
 
 /// Params of a protocol method; anything that does not fit its schema is -32602.

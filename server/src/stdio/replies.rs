@@ -1,5 +1,5 @@
-//! Replies waiting to be written, shared by both serve loops: encoded as they are made, written
-//! in bursts whose size [`crate::pacing`] decides.
+//! Replies waiting to be written: encoded as they are made, written in bursts whose size
+//! [`super::pacing`] decides.
 
 use std::io;
 
@@ -7,14 +7,14 @@ use bytes::{Buf, BytesMut};
 use mcp_protocol::{Outgoing, StdioCodec};
 use tokio_util::codec::Encoder;
 
-use crate::pacing::Pacing;
+use super::pacing::Pacing;
 
 /// The output buffer's capacity, kept across writes: a 16 KiB echo's reply fits, and a burst
-/// stops to write at [`crate::pacing::HOLD_AT`] at the latest, so holding replies never grows it.
+/// stops to write at [`super::pacing::HOLD_AT`] at the latest, so holding replies never grows it.
 const OUTPUT_CAPACITY: usize = 64 * 1024;
 
 /// The output buffer and its pacing.
-pub(crate) struct Replies {
+pub(super) struct Replies {
     codec: StdioCodec,
     buf: BytesMut,
     pacing: Pacing,
@@ -23,7 +23,7 @@ pub(crate) struct Replies {
 }
 
 impl Replies {
-    pub(crate) fn new(codec: StdioCodec) -> Self {
+    pub(super) fn new(codec: StdioCodec) -> Self {
         Replies {
             codec,
             buf: BytesMut::with_capacity(OUTPUT_CAPACITY),
@@ -32,24 +32,24 @@ impl Replies {
         }
     }
 
-    pub(crate) fn encode(&mut self, reply: Outgoing) -> io::Result<()> {
+    pub(super) fn encode(&mut self, reply: Outgoing) -> io::Result<()> {
         self.codec.encode(reply, &mut self.buf)
     }
 
     /// Whether a burst should stop to write what is waiting.
-    pub(crate) fn due(&self) -> bool {
+    pub(super) fn due(&self) -> bool {
         self.buf.len() >= self.pacing.threshold()
     }
 
     /// Replies not yet written.
-    pub(crate) fn unwritten(&self) -> &[u8] {
+    pub(super) fn unwritten(&self) -> &[u8] {
         &self.buf
     }
 
     /// `n` bytes of [`unwritten`](Self::unwritten) were written. Once all are, the buffer is
     /// empty: taking the space back moves nothing, while a reserve in the middle of the next
     /// burst would move that burst's replies to the front.
-    pub(crate) fn wrote(&mut self, n: usize) {
+    pub(super) fn wrote(&mut self, n: usize) {
         self.buf.advance(n);
         self.flushing += n;
         if self.buf.is_empty() {
@@ -69,7 +69,7 @@ mod tests {
     /// own CPU, `HOLD_AT` while it shares the server's.
     #[test]
     fn a_burst_stops_to_write_at_the_pacing_threshold() {
-        use crate::pacing::{HOLD_AT, WRITE_AT};
+        use super::super::pacing::{HOLD_AT, WRITE_AT};
         use mcp_protocol::{FramingMode, Response};
         let reply =
             |id: i64| Outgoing::from(Response::success(id.into(), json!({"t": "x".repeat(200)})));

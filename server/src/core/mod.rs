@@ -1,0 +1,289 @@
+//! The protocol core that every transport drives: messages in, [`Action`]s out (STYLE.md §13:
+//! rustls's `read_tls`/`process_new_packets`, quinn-proto). It decides the lifecycle and the
+//! era of each request, batches, duplicate ids, cancellation, and the requests a running call
+//! sends the client; a transport only moves bytes and runs the calls it is handed, and tells
+//! the core when one finishes ([`Core::finished`]). It owns no channel, task, clock or socket.
+
+mod calls;
+mod lifecycle;
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use mcp_protocol::codec::RawFrame;
+use mcp_protocol::mcp::{methods, CallToolResult, ProtocolVersion};
+use mcp_protocol::{FrameError, Incoming, InvalidMessage, Message, Outgoing, Response};
+use serde_json::Value;
+
+use self::calls::Calls;
+pub(crate) use self::lifecycle::Era;
+use self::lifecycle::{Handled, Lifecycle};
+use crate::error::ServerError;
+use crate::info::ServerInfo;
+use crate::params::ServerParams;
+use crate::peer::{CallId, Peer, PeerError};
+use crate::tools::ToolSet;
+
+/// A tool call still running, as the core hands it to a transport: given the [`Peer`] it may
+/// ask the client through, it gives the tool's result.
+pub(crate) type Work = Box<dyn FnOnce(Peer) -> BoxFuture<'static, CallToolResult> + Send>;
+
+/// How a tool's result becomes its reply: the negotiated version, and the era.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) modern: bool,
+}
+
+/// What every connection's core serves: the tools and who the server is.
+#[derive(Debug)]
+pub(crate) struct Served {
+    pub(crate) tools: Arc<ToolSet>,
+    pub(crate) info: ServerInfo,
+    /// `info` as 2026-07-28 result `_meta` carries it: built once, not per request.
+    pub(crate) modern_info: Value,
+}
+
+impl Served {
+    pub(crate) fn new(tools: Arc<ToolSet>, info: ServerInfo) -> Arc<Served> {
+        let modern_info = crate::modern::server_info(&info);
+        Arc::new(Served {
+            tools,
+            info,
+            modern_info,
+        })
+    }
+}
+
+/// What a transport must do. `R` is whatever the transport hands a running call's answer to
+/// ([`Core::ask`]); the core only keeps it.
+pub(crate) enum Action<R> {
+    /// Write this message: a reply, a batch of replies, or a message to the client.
+    Send(Outgoing),
+    /// Run this call, then report its result with [`Core::finished`].
+    Start(CallId, Work),
+    /// Stop running this call and forget it: it was cancelled, no reply is sent.
+    Abort(CallId),
+    /// The client answered a request a running call sent it: hand the answer over.
+    Answer(R, Result<Value, PeerError>),
+}
+
+impl<R> std::fmt::Debug for Action<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Action::Send(out) => f.debug_tuple("Send").field(out).finish(),
+            Action::Start(call, _) => f.debug_tuple("Start").field(call).finish(),
+            Action::Abort(call) => f.debug_tuple("Abort").field(call).finish(),
+            Action::Answer(_, answer) => f.debug_tuple("Answer").field(answer).finish(),
+        }
+    }
+}
+
+/// One connection's protocol state (one legacy session, or one 2026-07-28 request).
+pub(crate) struct Core<R> {
+    lifecycle: Lifecycle,
+    calls: Calls<R>,
+}
+
+impl<R> std::fmt::Debug for Core<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Core")
+            .field("lifecycle", &self.lifecycle)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R> Core<R> {
+    pub(crate) fn new(served: Arc<Served>) -> Self {
+        Core {
+            lifecycle: Lifecycle::new(served),
+            calls: Calls::default(),
+        }
+    }
+
+    /// The negotiated version, once `initialize` was answered.
+    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
+        self.lifecycle.version()
+    }
+
+    /// One frame from a byte stream (stdio), parsed with the server's params.
+    pub(crate) fn frame(&mut self, frame: RawFrame, out: &mut Vec<Action<R>>) {
+        match frame.and_then(|body| mcp_protocol::parse_as::<ServerParams>(&body)) {
+            Ok(incoming) => self.incoming(incoming, out),
+            Err(error) if error.is_response() => {
+                // A response is never answered, even an invalid one: its id names one of the
+                // peer's requests, which would take the error for its own answer.
+                tracing::warn!("ignored an invalid response: {error}");
+            }
+            Err(error) => {
+                tracing::warn!("bad frame: {error}");
+                let id = error.request_id().cloned();
+                out.push(Action::Send(
+                    Response::error(id, error.to_error_object()).into(),
+                ));
+            }
+        }
+    }
+
+    /// One parsed message or batch.
+    pub(crate) fn incoming(&mut self, incoming: Incoming<ServerParams>, out: &mut Vec<Action<R>>) {
+        match incoming {
+            Incoming::Single(message) => {
+                log_incoming(&message);
+                let handled = self.lifecycle.handle(message);
+                self.act(handled, None, out);
+            }
+            Incoming::Batch(items) => self.batch(items, out),
+        }
+    }
+
+    /// A call ended with `result`: its reply, or for the last member of a batch the batch's,
+    /// goes to `out`. Nothing for a call the core no longer knows (it was cancelled).
+    pub(crate) fn finished(
+        &mut self,
+        call: CallId,
+        result: CallToolResult,
+        out: &mut Vec<Action<R>>,
+    ) {
+        let Some(running) = self.calls.end(call, out) else {
+            tracing::debug!(?call, "a cancelled call ended; no reply is sent");
+            return;
+        };
+        let reply = self.lifecycle.tool_reply(running.id, result, running.shape);
+        match running.batch {
+            None => out.push(Action::Send(reply)),
+            Some(slot) => {
+                if let Some(batch) = self.calls.fill(slot, reply.into_messages()) {
+                    out.push(Action::Send(Outgoing::Batch(batch)));
+                }
+            }
+        }
+    }
+
+    /// A running call asks the client `method`: the request to send, with an id the core
+    /// routes the answer by; or why it may not be sent (the answer is handed back with it).
+    pub(crate) fn ask(
+        &mut self,
+        call: CallId,
+        method: String,
+        params: Option<Value>,
+        answer: R,
+    ) -> Result<Outgoing, (R, PeerError)> {
+        let Some(shape) = self.calls.shape(call) else {
+            return Err((answer, PeerError::Closed));
+        };
+        if shape.modern {
+            return Err((answer, PeerError::Stateless));
+        }
+        if let Some(capability) = needed_capability(&method) {
+            if !self.lifecycle.client_declared(capability) {
+                return Err((answer, PeerError::NotDeclared(capability, method)));
+            }
+        }
+        let id = self.calls.asked(call, answer);
+        tracing::debug!(id = %id, method, "request to the client");
+        let request = mcp_protocol::Request { id, method, params };
+        Ok(Message::Request(request).into())
+    }
+
+    /// Acts on what the lifecycle made of a message; `batch` is the batch it is a member of.
+    fn act(&mut self, handled: Handled, batch: Option<u64>, out: &mut Vec<Action<R>>) {
+        match handled {
+            Handled::Nothing => {}
+            Handled::Reply(reply) => match batch {
+                None => out.push(Action::Send(reply)),
+                Some(batch) => self.calls.ready(batch, reply.into_messages()),
+            },
+            Handled::Run(id, work, shape) => match self.calls.start(id, shape, batch) {
+                Ok(call) => out.push(Action::Start(call, work)),
+                Err(id) => {
+                    let e = ServerError::DuplicateId(id.clone());
+                    let reply = Response::error(Some(id), e.to_error_object()).into();
+                    self.act(Handled::Reply(reply), batch, out);
+                }
+            },
+            Handled::Cancel(id) => self.calls.cancel(&id, out),
+            Handled::Answer(response) => self.calls.answered(response, out),
+        }
+    }
+
+    /// A JSON-RPC batch (§6): only in 2025-03-26; one array of replies, none if all members
+    /// were notifications. Members run together and are answered together; they are not
+    /// cancellable.
+    fn batch(
+        &mut self,
+        items: Vec<Result<Message<ServerParams>, InvalidMessage>>,
+        out: &mut Vec<Action<R>>,
+    ) {
+        let version = self.lifecycle.version();
+        if !version.is_some_and(|v| v.has_batches()) {
+            let e = ServerError::BatchNotSupported(version);
+            tracing::warn!("{e}");
+            out.push(Action::Send(
+                Response::error(None, e.to_error_object()).into(),
+            ));
+            return;
+        }
+        let batch = self.calls.open_batch();
+        for item in items {
+            let handled = match item {
+                Err(invalid) if invalid.is_response => {
+                    tracing::warn!("ignored an invalid response in a batch: {invalid}");
+                    Handled::Nothing
+                }
+                Err(invalid) => {
+                    let error = FrameError::Invalid(invalid);
+                    let id = error.request_id().cloned();
+                    Handled::Reply(Response::error(id, error.to_error_object()).into())
+                }
+                Ok(Message::Request(r)) if r.method == methods::INITIALIZE => {
+                    let e = ServerError::InitializeInBatch;
+                    Handled::Reply(Response::error(Some(r.id), e.to_error_object()).into())
+                }
+                Ok(message) => {
+                    log_incoming(&message);
+                    self.lifecycle.handle(message)
+                }
+            };
+            self.act(handled, Some(batch), out);
+        }
+        if let Some(replies) = self.calls.seal(batch) {
+            if !replies.is_empty() {
+                out.push(Action::Send(Outgoing::Batch(replies)));
+            }
+        }
+    }
+}
+
+/// The client capability a server request needs (`client/roots.mdx`, `client/sampling.mdx`,
+/// `client/elicitation.mdx`: servers MUST NOT send what the client did not declare).
+fn needed_capability(method: &str) -> Option<&'static str> {
+    match method {
+        "roots/list" => Some("roots"),
+        "sampling/createMessage" => Some("sampling"),
+        "elicitation/create" => Some("elicitation"),
+        _ => None,
+    }
+}
+
+fn log_incoming<P>(message: &Message<P>) {
+    match message {
+        // Cut: a peer's 100 KiB method name must not become a 100 KiB log line.
+        Message::Request(r) => tracing::debug!(
+            id = %crate::error::shown_id(&r.id),
+            method = %crate::error::shown(&r.method),
+            "request"
+        ),
+        Message::Notification(n) => {
+            tracing::debug!(method = %crate::error::shown(&n.method), "notification")
+        }
+        Message::Response(r) => tracing::debug!(
+            id = ?r.id.as_ref().map(crate::error::shown_id),
+            "response"
+        ),
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

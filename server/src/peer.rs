@@ -1,0 +1,88 @@
+//! The client on the other end, as a running tool call sees it: a [`Peer`] sends it requests
+//! (`roots/list`, `sampling/createMessage`, `elicitation/create`, `ping`) and waits for the
+//! answers (`basic/index.mdx`: either side may send requests).
+//!
+//! A peer is only a handle: its requests travel to the transport that runs the call (an
+//! [`Ask`] on the [`Link`]), which asks the [`Core`](crate::core::Core) for an id and writes
+//! the request; the core routes the client's response back. So which requests may be sent,
+//! with which ids, and where answers go is decided once, in the core.
+
+use std::fmt;
+
+use mcp_protocol::ErrorObject;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+/// One call the core asked a transport to run (a tool call still running, or a batch member).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallId(pub(crate) u64);
+
+/// Where a transport receives its calls' requests to the client.
+pub(crate) type Link = mpsc::Sender<Ask>;
+
+/// The answer a [`Peer::request`] waits for.
+pub(crate) type Answer = oneshot::Sender<Result<Value, PeerError>>;
+
+/// A running call's request to the client, on its way to the transport.
+#[derive(Debug)]
+pub(crate) struct Ask {
+    pub(crate) call: CallId,
+    pub(crate) method: String,
+    pub(crate) params: Option<Value>,
+    pub(crate) answer: Answer,
+}
+
+/// Why a request to the client got no result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PeerError {
+    /// The client did not declare the capability the method needs (`initialize`'s
+    /// `capabilities`): the server MUST NOT send it (`basic/lifecycle.mdx`, Capability
+    /// Negotiation).
+    #[error("the client did not declare the `{0}` capability that {1} needs")]
+    NotDeclared(&'static str, String),
+    /// A 2026-07-28 request is answered on its own; that revision has no server requests.
+    #[error("a 2026-07-28 request cannot send requests to the client")]
+    Stateless,
+    /// Over Streamable HTTP, the POST being answered asked for a JSON body, which cannot carry
+    /// a request before the response.
+    #[error("the client accepts only a JSON response to this request, which cannot carry a request to it")]
+    NoStream,
+    /// The client answered with a JSON-RPC error.
+    #[error("the client answered with an error: {} ({})", .0.message, .0.code.0)]
+    Error(ErrorObject),
+    /// The connection or the call ended before an answer came.
+    #[error("the connection ended before the client answered")]
+    Closed,
+}
+
+/// The client, for a running call ([`crate::ToolCall::Asking`]).
+#[derive(Clone)]
+pub struct Peer {
+    call: CallId,
+    link: Link,
+}
+
+impl fmt::Debug for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Peer").field("call", &self.call).finish()
+    }
+}
+
+impl Peer {
+    pub(crate) fn new(call: CallId, link: Link) -> Self {
+        Peer { call, link }
+    }
+
+    /// Sends `method` to the client and waits for its result.
+    pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, PeerError> {
+        let (answer, answered) = oneshot::channel();
+        let ask = Ask {
+            call: self.call,
+            method: method.to_owned(),
+            params,
+            answer,
+        };
+        self.link.send(ask).await.map_err(|_| PeerError::Closed)?;
+        answered.await.unwrap_or(Err(PeerError::Closed))
+    }
+}
