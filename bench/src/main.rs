@@ -297,13 +297,11 @@ fn floor_command(
 }
 
 /// What is benched, and its label in reports: the floor, the command after `--`, the server
-/// already at the URL, or the bundled server.
-fn benched(
-    cli: &BenchArgs,
-    http: Option<&http::Target>,
-) -> Result<(ServerCommand, String), String> {
+/// already at the URL, or the bundled server. A usage error is said, and its exit code
+/// returned.
+fn benched(cli: &BenchArgs, http: Option<&http::Target>) -> Result<(ServerCommand, String), u8> {
     let endpoint = http.map(|t| &t.endpoint);
-    match (cli.floor, cli.command.split_first()) {
+    let chosen = match (cli.floor, cli.command.split_first()) {
         (true, Some(_)) => Err("give either --floor or a command after --, not both".to_owned()),
         (true, None) => floor_command(
             cli.framing,
@@ -325,7 +323,8 @@ fn benched(
                 (command, label)
             }),
         },
-    }
+    };
+    chosen.map_err(usage)
 }
 
 fn value_name(arg: impl ValueEnum) -> String {
@@ -370,10 +369,9 @@ fn run(cli: BenchArgs) -> u8 {
         .floor
         .then(|| cli.floor_reply.unwrap_or(FloorReplyArg::Plain));
     let floor_work_ns = cli.floor.then(|| cli.floor_work.unwrap_or(0));
-    let started = benched(&cli, http.as_ref());
-    let (mut command, label) = match started {
-        Ok(started) => started,
-        Err(e) => return usage(e),
+    let (mut command, label) = match benched(&cli, http.as_ref()) {
+        Ok(benched) => benched,
+        Err(code) => return code,
     };
     for (k, v) in &cli.env {
         command = command.env(k, v);
