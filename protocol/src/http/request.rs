@@ -256,18 +256,19 @@ mod tests {
             legacy_version: Some("2025-06-18"),
             ..Negotiated::default()
         };
-        assert_eq!(
-            sent(&RequestHeaders::post(posted, &only_version)),
-            with_both(&[("mcp-protocol-version", "2025-06-18")])
-        );
         let only_session = Negotiated {
             session_id: Some("s-1"),
             ..Negotiated::default()
         };
-        assert_eq!(
-            sent(&RequestHeaders::post(posted, &only_session)),
-            with_both(&[("mcp-session-id", "s-1")])
-        );
+        for (negotiated, want) in [
+            (only_version, ("mcp-protocol-version", "2025-06-18")),
+            (only_session, ("mcp-session-id", "s-1")),
+        ] {
+            assert_eq!(
+                sent(&RequestHeaders::post(posted, &negotiated)),
+                with_both(&[want])
+            );
+        }
     }
 
     #[test]
