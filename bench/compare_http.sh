@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Streamable HTTP comparison: ours (mcp-echo-server --http), rmcp's StreamableHttpService
-# (interop/servers/rmcp-echo --transport http) and the TypeScript SDK's
-# StreamableHTTPServerTransport (bench/servers/ts_http_echo_server.mjs), run INTERLEAVED for R
-# rounds (A B C, B C A, ...: each round starts one server further on), each invocation one
+# (interop/servers/rmcp-echo --transport http), the TypeScript SDK's
+# StreamableHTTPServerTransport (bench/servers/ts_http_echo_server.mjs) and the bench's HTTP
+# floors (mcp-bench --url URL --floor, plain and --floor-reply structured), run INTERLEAVED for
+# R rounds (A B C, B C A, ...: each round starts one server further on), each invocation one
 # fresh server process on a free loopback port, benched with `mcp-bench --url` (--runs 1
 # --format json) at payloads 64 B and 16 KiB and 1 and 64 concurrent requests. Raw JSON goes
 # to bench/results/<stamp>-http/; bench/summarize_http.py takes medians across rounds and writes
@@ -11,10 +12,11 @@
 #   bench/compare_http.sh [--rounds R] [--calls N] [--payload B[,B]] [--servers LIST]
 #                         [--timeout SECS] [--out FILE] [--bench PATH] [--ours PATH]
 #
-# Defaults: 3 rounds, 20000 calls, payloads 64,16384, servers ours,rmcp,ts. --servers picks a
-# subset in that order (e.g. rmcp,ts); --ours another build of mcp-echo-server. A server
-# that fails (or ours built without --http) is recorded and the comparison goes on. Binaries
-# are looked for in $CARGO_TARGET_DIR/release (default target/release).
+# Defaults: 3 rounds, 20000 calls, payloads 64,16384, servers
+# ours,rmcp,ts,floor,floor-structured. --servers picks a subset in that order (e.g. ours,floor);
+# --ours another build of mcp-echo-server. A server that fails (or ours built without --http)
+# is recorded and the comparison goes on. Binaries are looked for in
+# $CARGO_TARGET_DIR/release (default target/release).
 # Run bench/setup.sh first.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +26,7 @@ interop="$root/interop"
 rounds=3
 calls=20000
 payload=64,16384
-wanted=ours,rmcp,ts
+wanted=ours,rmcp,ts,floor,floor-structured
 out="$root/BENCHMARKS.md"
 target="${CARGO_TARGET_DIR:-$root/target}"
 bench="$target/release/mcp-bench"
@@ -41,7 +43,7 @@ while [ $# -gt 0 ]; do
     --bench) bench=$2; shift 2 ;;
     --ours) ours=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare_http.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -49,16 +51,18 @@ done
 rmcp="$interop/servers/rmcp-echo/target/release/rmcp-echo"
 node="$interop/node_modules/.bin/node"
 servers=()
-for s in ours rmcp ts; do
+all=(ours rmcp ts floor floor-structured)
+for s in "${all[@]}"; do
   case ",$wanted," in *",$s,"*) servers+=("http-$s") ;; esac
 done
-[ ${#servers[@]} -gt 0 ] || { echo "compare_http.sh: --servers names none of ours,rmcp,ts" >&2; exit 2; }
+[ ${#servers[@]} -gt 0 ] || { echo "compare_http.sh: --servers names none of ${all[*]}" >&2; exit 2; }
 need=("$bench")
 for s in "${servers[@]}"; do
   case "$s" in
     http-ours) need+=("$ours") ;;
     http-rmcp) need+=("$rmcp") ;;
     http-ts) need+=("$node") ;;
+    http-floor*) ;;  # the bench itself
   esac
 done
 for f in "${need[@]}"; do
@@ -75,12 +79,15 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# The server command for one invocation, listening on port $2.
-command_for() {
+# What follows the common options for one invocation, listening on port $2: the floor's options,
+# or `--` and the server command.
+server_args() {
   case "$1" in
-    http-ours) echo "$ours --http 127.0.0.1:$2" ;;
-    http-rmcp) echo "$rmcp --transport http --addr 127.0.0.1:$2" ;;
-    http-ts)   echo "$node $here/servers/ts_http_echo_server.mjs $2" ;;
+    http-ours) echo "-- $ours --http 127.0.0.1:$2" ;;
+    http-rmcp) echo "-- $rmcp --transport http --addr 127.0.0.1:$2" ;;
+    http-ts)   echo "-- $node $here/servers/ts_http_echo_server.mjs $2" ;;
+    http-floor) echo "--floor" ;;
+    http-floor-structured) echo "--floor --floor-reply structured" ;;
   esac
 }
 
@@ -97,8 +104,8 @@ for r in $(seq 1 "$rounds"); do
     s=${servers[$(( (i + r - 1) % n ))]}
     port=$(free_port)
     # shellcheck disable=SC2206  # the paths here have no spaces
-    server=($(command_for "$s" "$port"))
-    cmd=("$bench" --url "http://127.0.0.1:$port/mcp" "${common[@]}" -- "${server[@]}")
+    server=($(server_args "$s" "$port"))
+    cmd=("$bench" --url "http://127.0.0.1:$port/mcp" "${common[@]}" "${server[@]}")
     bench_one "$s" "$r" "$rounds" "$dir" "$manifest" "${cmd[@]}"
   done
 done

@@ -22,6 +22,13 @@ SERVERS = [
     ("http-ours", "ours: `mcp-echo-server --http`"),
     ("http-rmcp", "rmcp `StreamableHttpService` (axum)"),
     ("http-ts", "TypeScript SDK `StreamableHTTPServerTransport` (node http)"),
+    ("http-floor", "floor (`--floor`: hyper, a canned reply)"),
+    ("http-floor-structured", "floor, our reply (`--floor --floor-reply structured`)"),
+]
+# The floors ours is divided by, and how each is named in the ratio table.
+FLOORS = [
+    ("http-floor", "the floor (`--floor`)"),
+    ("http-floor-structured", "the floor sending our reply (`--floor --floor-reply structured`)"),
 ]
 SMALL, LARGE, WIDE = 64, 16384, 64
 # (label, peer, minimum of ours ÷ peer in requests/s at 64 concurrent requests, 64 B)
@@ -74,7 +81,9 @@ def main():
       "`Accept: application/json, text/event-stream`, the session id and `MCP-Protocol-Version` "
       "sent back), benched by `mcp-bench --url` with C concurrent requests, each on a keep-alive "
       "HTTP/1.1 connection of its own (hyper-util's client, one driver thread); every reply's id "
-      "and echoed text is verified, JSON or SSE.\n")
+      "and echoed text is verified, JSON or SSE. The floor (`mcp-bench --url URL --floor`) is a "
+      "minimal hyper server the bench carries, answering each POST with a canned reply (the "
+      "request's id and text spliced in): what TCP, HTTP/1.1 and the driver cost.\n")
     w("### How it was measured\n")
     w(f"```\nbench/setup.sh\n{args.invocation}\n```\n")
     w(f"{args.rounds} rounds; in each round every server is benched once, each later round "
@@ -137,6 +146,8 @@ def main():
       "grows with the number of requests made. A nonzero bench exit code means a request failed or a reply was wrong in that "
       "round; the numbers it measured are still shown.\n")
 
+    floor_ratios(w, data, payloads)
+
     w("### Ratios against the targets\n")
     w("Each ratio is the median over rounds of ours ÷ the peer within one round.\n")
     w("| target | measured | |")
@@ -153,6 +164,41 @@ def main():
     w("")
 
     finish_section(md, manifest, args.out, BEGIN, END)
+
+
+def floor_ratios(w, data, payloads):
+    """Ours ÷ each floor present, in requests/s at concurrency 64 and p50 at concurrency 1."""
+    floors = [(f, name) for f, name in FLOORS if f in data]
+    if not floors or "http-ours" not in data:
+        return
+    w("### Ours against the floor\n")
+    w("Each ratio is the median over rounds of ours ÷ the floor within one round: requests/s at "
+      "64 concurrent requests (higher is better) and p50 at 1 (lower is better); near 1× means "
+      "the server costs little beyond what HTTP/1.1 on loopback and this driver cost. The plain "
+      "floor's reply carries the text once; ours, and the second floor's, carry it twice "
+      "(`content` and `structuredContent`), which counts at 16 KiB.\n")
+    head = "| ours ÷ |"
+    rule = "|---|"
+    for p in payloads:
+        head += f" requests/s c64 {label(p)} |"
+        rule += "---:|"
+    for p in payloads:
+        head += f" p50 c1 {label(p)} |"
+        rule += "---:|"
+    w(head)
+    w(rule)
+    for f, name in floors:
+        row = f"| {name} |"
+        for p in payloads:
+            row += f" {ratio(paired(data, 'http-ours', f, (p, WIDE, 'throughput')))} |"
+        for p in payloads:
+            row += f" {ratio(paired(data, 'http-ours', f, (p, 1, 'p50')))} |"
+        w(row)
+    w("")
+
+
+def ratio(r):
+    return "–" if r is None else f"{r:.2f}×"
 
 
 def http_versions(root, args):

@@ -1,6 +1,7 @@
 //! The floor: a trivial stdio program that answers each request with a canned reply, as the
 //! reference for what the pipes and the load driver cost. It runs as a hidden subcommand of
 //! the bench's own binary (`mcp-bench serve-floor`), so no extra executable is needed.
+//! [`over_http`] gives the same replies over Streamable HTTP (`mcp-bench serve-http-floor`).
 //!
 //! It reads stdin in large chunks and, for every complete frame in a chunk, finds `"id":` and
 //! the `"text":"…"` string with `memchr`-level scanning (no JSON tree), splices them into a
@@ -26,6 +27,8 @@ use std::time::{Duration, Instant};
 
 use mcp_protocol::codec::{header_block, put_plain_header};
 use memchr::memmem;
+
+pub mod over_http;
 
 const INIT_RESULT: &[u8] = br#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mcp-conformance-floor","version":"0"}}"#;
 
@@ -114,7 +117,7 @@ pub fn serve(content_length: bool, reply: Reply, work: Duration) -> u8 {
                 &data[..i]
             };
             body.clear();
-            if answer(frame, reply, &mut body) {
+            if answer(frame, reply, &mut body) != Answered::Nothing {
                 busy(work);
                 if content_length {
                     put_plain_header(&mut out, body.len());
@@ -154,10 +157,21 @@ fn busy(work: Duration) {
     }
 }
 
-/// Writes the reply to `frame` into `out`; false for a notification (no reply).
-fn answer(frame: &[u8], reply: Reply, out: &mut Vec<u8>) -> bool {
+/// What the floor made of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answered {
+    /// A frame without an id (a notification): no reply.
+    Nothing,
+    /// `initialize`: its fixed result.
+    Initialize,
+    /// Any other request: the echo, or `{}` when it carries no text.
+    Request,
+}
+
+/// Writes the reply to `frame` into `out`, and says what it answered.
+fn answer(frame: &[u8], reply: Reply, out: &mut Vec<u8>) -> Answered {
     let Some(at) = memmem::find(frame, b"\"id\":") else {
-        return false;
+        return Answered::Nothing;
     };
     let rest = &frame[at + 5..];
     let id_end = memchr::memchr2(b',', b'}', rest).unwrap_or(rest.len());
@@ -165,9 +179,20 @@ fn answer(frame: &[u8], reply: Reply, out: &mut Vec<u8>) -> bool {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(id);
     out.extend_from_slice(br#","result":"#);
-    if memmem::find(frame, b"\"method\":\"initialize\"").is_some() {
+    let answered = if memmem::find(frame, b"\"method\":\"initialize\"").is_some() {
         out.extend_from_slice(INIT_RESULT);
-    } else if let Some(text) = text_of(frame) {
+        Answered::Initialize
+    } else {
+        echo(frame, reply, out);
+        Answered::Request
+    };
+    out.push(b'}');
+    answered
+}
+
+/// The result of a request other than `initialize`: the echo of its text, or `{}`.
+fn echo(frame: &[u8], reply: Reply, out: &mut Vec<u8>) {
+    if let Some(text) = text_of(frame) {
         match reply {
             Reply::Plain => {
                 out.extend_from_slice(br#"{"content":[{"type":"text","text":""#);
@@ -185,8 +210,6 @@ fn answer(frame: &[u8], reply: Reply, out: &mut Vec<u8>) -> bool {
     } else {
         out.extend_from_slice(b"{}");
     }
-    out.push(b'}');
-    true
 }
 
 /// The raw (still escaped) contents of the first `"text":"…"` string.
@@ -211,37 +234,50 @@ mod tests {
     #[test]
     fn answers_with_id_and_text_spliced_in() {
         let mut out = Vec::new();
-        assert!(answer(
-            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a\"b"}}}"#,
-            Reply::Plain,
-            &mut out
-        ));
+        assert_eq!(
+            answer(
+                br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a\"b"}}}"#,
+                Reply::Plain,
+                &mut out
+            ),
+            Answered::Request
+        );
         assert_eq!(
             out,
             br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a\"b"}],"isError":false}}"#
         );
         out.clear();
-        assert!(!answer(
-            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            Reply::Plain,
-            &mut out
-        ));
-        assert!(answer(
-            br#"{"jsonrpc":"2.0","id":"x","method":"initialize","params":{}}"#,
-            Reply::Plain,
-            &mut out
-        ));
+        assert_eq!(
+            answer(
+                br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                Reply::Plain,
+                &mut out
+            ),
+            Answered::Nothing
+        );
+        assert!(out.is_empty());
+        assert_eq!(
+            answer(
+                br#"{"jsonrpc":"2.0","id":"x","method":"initialize","params":{}}"#,
+                Reply::Plain,
+                &mut out
+            ),
+            Answered::Initialize
+        );
         assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":"x","result":{"protocolVersion""#));
     }
 
     #[test]
     fn the_structured_reply_carries_the_text_twice() {
         let mut out = Vec::new();
-        assert!(answer(
-            br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"x\\"}}}"#,
-            Reply::Structured,
-            &mut out
-        ));
+        assert_eq!(
+            answer(
+                br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"x\\"}}}"#,
+                Reply::Structured,
+                &mut out
+            ),
+            Answered::Request
+        );
         assert_eq!(
             out,
             br#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"text":"x\\","type":"text"}],"structuredContent":{"text":"x\\"}}}"#

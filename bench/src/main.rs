@@ -1,5 +1,6 @@
 //! `mcp-bench`: benchmarks a stdio MCP server, or the floor program it carries.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -17,7 +18,8 @@ use mcp_protocol::Framing;
 /// With no command it benches the bundled mcp-echo-server; with --floor, a built-in trivial
 /// program that answers each request with a canned reply (what the pipes and this driver cost).
 /// With --url, a Streamable HTTP server: the command after `--` is started for each run (and
-/// stopped after), or, without one, the server already running at the URL is benched.
+/// stopped after), or, without one, the server already running at the URL is benched; with
+/// --floor too, a built-in trivial HTTP server started on the URL's address.
 /// Exit codes: 0 done, 1 a reply was missing or wrong, 2 usage error, 3 the server could not be
 /// started.
 #[derive(Debug, Parser)]
@@ -38,6 +40,19 @@ enum Hidden {
     ServeFloor {
         #[arg(long, value_enum, default_value_t = FramingArg::Ndjson)]
         framing: FramingArg,
+        #[arg(long, value_enum, default_value_t = FloorReplyArg::Plain)]
+        reply: FloorReplyArg,
+        #[arg(long, value_name = "NS", default_value_t = 0)]
+        work_ns: u64,
+    },
+    /// Serves as the HTTP floor on ADDR (port 0: a free one, named by the listening line on
+    /// stderr) until killed.
+    #[command(hide = true)]
+    ServeHttpFloor {
+        #[arg(long, value_name = "ADDR")]
+        listen: SocketAddr,
+        #[arg(long, default_value = "/mcp")]
+        path: String,
         #[arg(long, value_enum, default_value_t = FloorReplyArg::Plain)]
         reply: FloorReplyArg,
         #[arg(long, value_name = "NS", default_value_t = 0)]
@@ -64,9 +79,10 @@ struct BenchArgs {
     window: Vec<usize>,
 
     /// Bench the Streamable HTTP server at this URL (http://HOST:PORT/PATH): the command after
-    /// `--`, started for each run and stopped after, listening there; or, with no command, the
-    /// server already running there.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["window", "floor", "stdio", "driver", "pin", "framing"])]
+    /// `--`, started for each run and stopped after, listening there; with --floor, the
+    /// built-in HTTP floor, started likewise; or, with neither, the server already running
+    /// there.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["window", "stdio", "driver", "pin", "framing"])]
     url: Option<String>,
 
     /// With --url: concurrent HTTP requests (one connection each); 1 measures latency, more
@@ -90,7 +106,8 @@ struct BenchArgs {
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     format: FormatArg,
 
-    /// Bench the built-in trivial echo program (the floor) instead of a server.
+    /// Bench the built-in trivial echo program (the floor) instead of a server; with --url,
+    /// the built-in trivial HTTP server.
     #[arg(long)]
     floor: bool,
 
@@ -203,6 +220,12 @@ fn main() -> ExitCode {
             reply.into(),
             Duration::from_nanos(work_ns),
         ),
+        Some(Hidden::ServeHttpFloor {
+            listen,
+            path,
+            reply,
+            work_ns,
+        }) => floor::over_http::serve(listen, path, reply.into(), Duration::from_nanos(work_ns)),
         None => run(cli.bench),
     })
 }
@@ -239,19 +262,29 @@ fn bundled_server() -> Result<PathBuf, String> {
     })
 }
 
-/// The floor: this binary's hidden `serve-floor`, and its label in reports.
+/// The floor: this binary's hidden `serve-floor`, or for `--url` its `serve-http-floor` on the
+/// URL's address and path; and its label in reports.
 fn floor_command(
     framing: FramingArg,
     reply: FloorReplyArg,
     work_ns: u64,
+    http: Option<&http::Endpoint>,
 ) -> Result<(ServerCommand, String), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate this executable: {e}"))?;
-    let command = ServerCommand::new(exe).args([
-        "serve-floor".to_owned(),
-        format!("--framing={}", value_name(framing)),
-        format!("--reply={}", value_name(reply)),
-        format!("--work-ns={work_ns}"),
-    ]);
+    let mut args = match http {
+        None => vec![
+            "serve-floor".to_owned(),
+            format!("--framing={}", value_name(framing)),
+        ],
+        Some(endpoint) => vec![
+            "serve-http-floor".to_owned(),
+            format!("--listen={}", endpoint.addr),
+            format!("--path={}", endpoint.uri.path()),
+        ],
+    };
+    args.push(format!("--reply={}", value_name(reply)));
+    args.push(format!("--work-ns={work_ns}"));
+    let command = ServerCommand::new(exe).args(args);
     let mut label = match reply {
         FloorReplyArg::Plain => "(floor".to_owned(),
         FloorReplyArg::Structured => "(floor, structured reply".to_owned(),
@@ -261,6 +294,37 @@ fn floor_command(
     }
     label.push(')');
     Ok((command, label))
+}
+
+/// What is benched, and its label in reports: the floor, the command after `--`, the server
+/// already at the URL, or the bundled server. A usage error is said, and its exit code
+/// returned.
+fn benched(cli: &BenchArgs, http: Option<&http::Target>) -> Result<(ServerCommand, String), u8> {
+    let endpoint = http.map(|t| &t.endpoint);
+    let chosen = match (cli.floor, cli.command.split_first()) {
+        (true, Some(_)) => Err("give either --floor or a command after --, not both".to_owned()),
+        (true, None) => floor_command(
+            cli.framing,
+            cli.floor_reply.unwrap_or(FloorReplyArg::Plain),
+            cli.floor_work.unwrap_or(0),
+            endpoint,
+        ),
+        (false, Some((program, args))) => {
+            let command = ServerCommand::new(program).args(args);
+            let label = command.display();
+            Ok((command, label))
+        }
+        // The server at the URL is not started: the command is never run, the URL names it.
+        (false, None) => match endpoint {
+            Some(endpoint) => Ok((ServerCommand::new(&endpoint.url), endpoint.url.clone())),
+            None => bundled_server().map(|path| {
+                let command = ServerCommand::new(path);
+                let label = command.display();
+                (command, label)
+            }),
+        },
+    };
+    chosen.map_err(usage)
 }
 
 fn value_name(arg: impl ValueEnum) -> String {
@@ -287,7 +351,7 @@ fn run(cli: BenchArgs) -> u8 {
         Some(url) => match http::Endpoint::parse(url) {
             Ok(endpoint) => Some(http::Target {
                 endpoint,
-                start: !cli.command.is_empty(),
+                start: !cli.command.is_empty() || cli.floor,
             }),
             Err(e) => return usage(e),
         },
@@ -305,28 +369,9 @@ fn run(cli: BenchArgs) -> u8 {
         .floor
         .then(|| cli.floor_reply.unwrap_or(FloorReplyArg::Plain));
     let floor_work_ns = cli.floor.then(|| cli.floor_work.unwrap_or(0));
-    let started = match (floor_reply, cli.command.split_first()) {
-        (Some(_), Some(_)) => return usage("give either --floor or a command after --, not both"),
-        (Some(reply), None) => floor_command(cli.framing, reply, floor_work_ns.unwrap_or(0)),
-        (None, Some((program, args))) => {
-            let command = ServerCommand::new(program).args(args);
-            let label = command.display();
-            Ok((command, label))
-        }
-        // The server at the URL is not started: the command is never run, the URL names it.
-        (None, None) if http.is_some() => Ok((
-            ServerCommand::new(cli.url.clone().unwrap_or_default()),
-            cli.url.clone().unwrap_or_default(),
-        )),
-        (None, None) => bundled_server().map(|path| {
-            let command = ServerCommand::new(path);
-            let label = command.display();
-            (command, label)
-        }),
-    };
-    let (mut command, label) = match started {
-        Ok(started) => started,
-        Err(e) => return usage(e),
+    let (mut command, label) = match benched(&cli, http.as_ref()) {
+        Ok(benched) => benched,
+        Err(code) => return code,
     };
     for (k, v) in &cli.env {
         command = command.env(k, v);

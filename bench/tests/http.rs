@@ -314,7 +314,11 @@ fn nothing_listening_is_a_start_failure() {
 
 #[test]
 fn url_conflicts_with_stdio_options() {
-    for extra in [&["--window", "4"][..], &["--floor"], &["--stdio", "socket"]] {
+    for extra in [
+        &["--window", "4"][..],
+        &["--floor", "--", "python3"],
+        &["--stdio", "socket"],
+    ] {
         let run = bench("http://127.0.0.1:9/mcp", extra);
         assert_eq!(run.code, 2, "{}", shown(&run));
     }
@@ -367,4 +371,235 @@ fn a_server_that_exits_before_listening_is_a_start_failure() {
     let ctx = shown(&run);
     assert_eq!(run.code, 3, "{ctx}");
     assert!(run.stderr.contains("before accepting connections"), "{ctx}");
+}
+
+/// The HTTP floor (`--url URL --floor`): started for each run on the URL's port like a server
+/// command, every reply verified, stopped after.
+#[test]
+fn the_http_floor_is_benched_with_every_reply_verified() {
+    for (reply, label) in [
+        ("plain", "(floor)"),
+        ("structured", "(floor, structured reply)"),
+    ] {
+        let port = free_port().to_string();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let run = bench(&url, &["--floor", "--floor-reply", reply]);
+        let ctx = shown(&run);
+        assert_eq!(run.code, 0, "{ctx}");
+        let report = run.json();
+        assert_eq!(report["transport"], "http", "{ctx}");
+        assert_eq!(report["floor"], true, "{ctx}");
+        assert_eq!(report["floorReply"], reply, "{ctx}");
+        assert_eq!(report["command"], label, "{ctx}");
+        assert_eq!(report["protocolVersion"], "2025-11-25", "{ctx}");
+        assert_eq!(report["sessionId"], true, "{ctx}");
+        assert_eq!(report["errors"]["total"], 0, "{ctx}");
+        // Four cells, each reply verified (a failed one is counted above and fails the bench).
+        assert_eq!(report["results"].as_array().unwrap().len(), 4, "{ctx}");
+        assert!(report["startMs"]["median"].as_f64().unwrap() > 0.0, "{ctx}");
+        // Stopped after the run: the port is free again.
+        std::net::TcpListener::bind(format!("127.0.0.1:{port}")).unwrap();
+    }
+}
+
+/// A server started on a free port (its listening line read, the rest of its stderr drained),
+/// killed when dropped.
+struct Listening {
+    child: std::process::Child,
+    addr: SocketAddr,
+}
+
+impl Listening {
+    /// Starts `program` with `args` and waits for its `listening on http://ADDR/mcp` line.
+    fn start(program: &std::path::Path, args: &[&str]) -> Listening {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                if let Some(addr) = line
+                    .strip_prefix("listening on http://")
+                    .and_then(|rest| rest.strip_suffix("/mcp"))
+                {
+                    let _ = tx.send(addr.parse::<SocketAddr>().unwrap());
+                }
+            }
+        });
+        // Only turns a hang into a failure.
+        let addr = rx
+            .recv_timeout(common::RUN_LIMIT)
+            .unwrap_or_else(|e| panic!("{} printed no listening line: {e}", program.display()));
+        Listening { child, addr }
+    }
+
+    /// `mcp-bench serve-http-floor` on a free port.
+    fn floor(reply: &str) -> Listening {
+        Listening::start(
+            common::bench_bin(),
+            &[
+                "serve-http-floor",
+                "--listen",
+                "127.0.0.1:0",
+                "--reply",
+                reply,
+            ],
+        )
+    }
+
+    /// One request with `headers` on a connection of its own: the status, the headers and the
+    /// body.
+    fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, HeaderMap, String) {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(self.addr).unwrap();
+        // Only turns a hang into a failure.
+        stream.set_read_timeout(Some(common::RUN_LIMIT)).unwrap();
+        let mut request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+             Content-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).unwrap();
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+        let mut lines = head.split("\r\n");
+        let status = lines
+            .next()
+            .unwrap()
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let mut headers = HeaderMap::new();
+        for line in lines {
+            let (name, value) = line.split_once(": ").unwrap();
+            headers.insert(
+                axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        (status, headers, body.to_owned())
+    }
+
+    /// `initialize`, `notifications/initialized` and one `tools/call` of `echo` with `text`, as
+    /// the bench sends them: the call's status and body.
+    fn echo(&self, text: &str) -> (u16, String) {
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        let (_, headers, _) = self.exchange("POST", "/mcp", &[], init);
+        let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+        let session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(self.exchange("POST", "/mcp", &session, note).0, 202);
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}"}}}}}}"#
+        );
+        let (status, _, body) = self.exchange("POST", "/mcp", &session, &call);
+        (status, body)
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the HTTP floor answers to each POST the bench sends, byte for byte: a wrong id, text,
+/// status or header fails here.
+#[test]
+fn the_http_floor_answers_what_the_bench_sends() {
+    let floor = Listening::floor("plain");
+    let (status, headers, body) = floor.exchange(
+        "POST",
+        "/mcp",
+        &[],
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(headers["mcp-session-id"], "mcp-bench-floor");
+    let init: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(init["id"], 0, "{body}");
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{body}");
+
+    let (status, headers, body) = floor.exchange(
+        "POST",
+        "/mcp",
+        &[],
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!((status, body.as_str()), (202, ""));
+    assert!(headers.get("mcp-session-id").is_none());
+
+    for (id, text) in [("42", "42.xxxx"), ("7", r#"7.a\"b"#)] {
+        let (status, headers, body) = floor.exchange(
+            "POST",
+            "/mcp",
+            &[],
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}"}}}}}}"#
+            ),
+        );
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(headers["content-type"], "application/json");
+        assert_eq!(
+            body,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}],"isError":false}}}}"#
+            )
+        );
+    }
+
+    assert_eq!(floor.exchange("DELETE", "/mcp", &[], "").0, 200);
+    let (status, headers, _) = floor.exchange("GET", "/mcp", &[], "");
+    assert_eq!(status, 405);
+    assert_eq!(headers["allow"], "POST, DELETE");
+    assert_eq!(floor.exchange("POST", "/other", &[], "{}").0, 404);
+}
+
+/// The structured HTTP floor measures what our reply costs to carry only if it is our reply:
+/// byte for byte the body `mcp-echo-server --http` answers to the same call, escapes included.
+#[test]
+fn the_structured_http_floor_sends_the_echo_servers_body_byte_for_byte() {
+    let text = r#"a\"b\\c/d é"#;
+    let ours = Listening::start(
+        common::echo_server(),
+        &["--http", "127.0.0.1:0", "--log-level", "off"],
+    )
+    .echo(text);
+    assert_eq!(
+        ours,
+        (
+            200,
+            format!(
+                r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"text":"{text}","type":"text"}}],"structuredContent":{{"text":"{text}"}}}}}}"#
+            )
+        )
+    );
+    assert_eq!(Listening::floor("structured").echo(text), ours);
 }

@@ -1,6 +1,7 @@
-//! Streamable HTTP vocabulary shared by the server, the client and the harness: header names,
-//! media types, the headers a 2026-07-28 request mirrors from its body, and a bounded reader
-//! and a writer for `text/event-stream` bodies.
+//! Streamable HTTP vocabulary shared by the server, the client, the harness and the bench:
+//! header names, media types, the headers a 2026-07-28 request mirrors from its body, the
+//! headers of each request a client sends ([`RequestHeaders`]), and a bounded reader and a
+//! writer for `text/event-stream` bodies.
 //!
 //! Sources: `basic/transports.mdx` §Streamable HTTP (2025-03-26 … 2025-11-25) and
 //! `basic/transports/streamable-http` (2026-07-28); SSE framing is the WHATWG HTML
@@ -11,6 +12,10 @@ use base64::Engine;
 use serde_json::Value;
 
 use crate::mcp::methods;
+
+mod request;
+
+pub use request::{InvalidHeader, Negotiated, Posted, RequestHeaders};
 
 /// `Mcp-Session-Id`: the legacy era's session, set by the server on the `initialize` reply.
 pub const SESSION_ID: &str = "mcp-session-id";

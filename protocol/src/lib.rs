@@ -13,8 +13,9 @@
 //! * [`codec`]: one tokio-util [`StdioCodec`] for newline-delimited JSON (the spec's stdio
 //!   framing), LSP-style `Content-Length` framing, and auto-detection of the two; it writes
 //!   an [`Outgoing`] frame, which may carry a typed MCP tool result.
-//! * [`http`]: Streamable HTTP's header names, media types, mirrored headers and a bounded
-//!   `text/event-stream` reader and writer, shared by the HTTP server, client and harness.
+//! * [`http`]: Streamable HTTP's header names, media types, mirrored headers, the headers of
+//!   each request a client sends, and a bounded `text/event-stream` reader and writer, shared
+//!   by the HTTP server, client, harness and bench.
 //!
 //! Layers flow one way: the JSON-RPC model knows nothing of MCP, [`mcp`] builds on it, and the
 //! codec builds on both.

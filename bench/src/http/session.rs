@@ -1,6 +1,7 @@
 //! One MCP session over Streamable HTTP (legacy era): the `initialize` handshake, which gives
 //! the session id and the negotiated version that every later request carries, each POST
-//! with its headers, and the reply read as JSON or as an SSE stream, bounded.
+//! with its headers (`mcp_protocol::http::RequestHeaders`, built once per session for the
+//! calls), and the reply read as JSON or as an SSE stream, bounded.
 //!
 //! The client is hyper-util's pooled HTTP/1.1 client over plain TCP: one keep-alive connection
 //! per request in flight, `TCP_NODELAY`, nothing between the driver and hyper.
@@ -8,19 +9,17 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use http::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use mcp_protocol::http::{self as mcp_http, SseReader};
+use mcp_protocol::http::{self as mcp_http, Negotiated, Posted, RequestHeaders, SseReader};
+use mcp_protocol::mcp::methods;
 
 use super::endpoint::Endpoint;
 use crate::error::{shown, verify, DriveError, BENCH_VERSION};
-
-/// What every POST accepts: the client MUST list both.
-const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 /// Why a request got no usable reply.
 #[derive(Debug)]
@@ -51,12 +50,30 @@ pub struct Session {
     client: Client<HttpConnector, Full<Bytes>>,
     endpoint: Endpoint,
     /// `Mcp-Session-Id` from the `initialize` reply, if the server set one.
-    id: Option<HeaderValue>,
+    id: Option<String>,
     /// The version the server answered, sent as `MCP-Protocol-Version`.
-    version: HeaderValue,
+    version: String,
+    /// The headers of every `tools/call`.
+    call_headers: HeaderMap,
     wait: Duration,
     /// The largest body read, in bytes.
     limit: usize,
+}
+
+/// The headers of a POST of `method` (a request, or a notification) in `negotiated`.
+fn post_headers(
+    method: &str,
+    request: bool,
+    negotiated: &Negotiated<'_>,
+) -> Result<HeaderMap, DriveError> {
+    let posted = Posted {
+        method: Some(method),
+        params: None,
+        request,
+    };
+    RequestHeaders::post(posted, negotiated)
+        .to_map()
+        .map_err(|e| verify(format!("initialize: {e}")))
 }
 
 impl Session {
@@ -78,7 +95,8 @@ impl Session {
             client,
             endpoint: endpoint.clone(),
             id: None,
-            version: HeaderValue::from_static(BENCH_VERSION),
+            version: BENCH_VERSION.to_owned(),
+            call_headers: HeaderMap::new(),
             wait,
             // The reply carries the text at most a few times, escaped: room for that and more.
             limit: max_payload.saturating_mul(16).max(1 << 20),
@@ -93,8 +111,9 @@ impl Session {
             }
             other => verify(format!("initialize: {other}")),
         };
+        let init_headers = post_headers(methods::INITIALIZE, true, &Negotiated::default())?;
         let (id, messages) = session
-            .exchange(Bytes::from(init), false)
+            .exchange(Bytes::from(init), &init_headers)
             .await
             .map_err(handshake)?;
         let initialized = Instant::now();
@@ -118,22 +137,40 @@ impl Session {
                     shown(reply.to_string().as_bytes())
                 ))
             })?;
-        session.version = HeaderValue::from_str(version)
-            .map_err(|_| verify(format!("initialize: unusable protocolVersion {version:?}")))?;
-        session.id = id;
+        session.version = version.to_owned();
+        session.id = match id {
+            None => None,
+            Some(id) => Some(id.to_str().map(str::to_owned).map_err(|_| {
+                verify(format!(
+                    "initialize: the {} header is not visible ASCII: {id:?}",
+                    mcp_http::SESSION_ID
+                ))
+            })?),
+        };
+        let negotiated = session.negotiated();
+        let note_headers = post_headers(methods::INITIALIZED, false, &negotiated)?;
+        session.call_headers = post_headers(methods::TOOLS_CALL, true, &negotiated)?;
         let (_, _) = session
             .exchange(
                 Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-                true,
+                &note_headers,
             )
             .await
             .map_err(|e| verify(format!("notifications/initialized: {e}")))?;
         Ok((session, initialized))
     }
 
+    fn negotiated(&self) -> Negotiated<'_> {
+        Negotiated {
+            session_id: self.id.as_deref(),
+            legacy_version: Some(&self.version),
+            modern_version: None,
+        }
+    }
+
     /// The version the server answered.
     pub fn version(&self) -> &str {
-        self.version.to_str().unwrap_or("?")
+        &self.version
     }
 
     /// Whether the server gave a session id.
@@ -141,37 +178,38 @@ impl Session {
         self.id.is_some()
     }
 
-    /// POSTs one request; returns the messages of its reply (one for JSON, every event's data
-    /// for SSE), bounded by the timeout.
+    /// POSTs one `tools/call`; returns the messages of its reply (one for JSON, every event's
+    /// data for SSE), bounded by the timeout.
     pub async fn post(&self, body: Bytes) -> Result<Vec<Bytes>, Failure> {
-        self.exchange(body, true)
+        self.exchange(body, &self.call_headers)
             .await
             .map(|(_, messages)| messages)
     }
 
     /// Ends the session (`DELETE`); a server may refuse (405), which is fine.
     pub async fn close(&self) {
-        if let Some(id) = &self.id {
-            let request = Request::builder()
-                .method(Method::DELETE)
-                .uri(self.endpoint.uri.clone())
-                .header(mcp_http::SESSION_ID, id)
-                .header(mcp_http::PROTOCOL_VERSION, &self.version)
-                .body(Full::new(Bytes::new()));
-            if let Ok(request) = request {
-                let _ = tokio::time::timeout(self.wait, self.client.request(request)).await;
-            }
+        if self.id.is_none() {
+            return;
         }
+        // Both values were checked when the session was opened.
+        let Ok(headers) = RequestHeaders::session(&self.negotiated()).to_map() else {
+            return;
+        };
+        let mut request = Request::new(Full::new(Bytes::new()));
+        *request.method_mut() = Method::DELETE;
+        *request.uri_mut() = self.endpoint.uri.clone();
+        *request.headers_mut() = headers;
+        let _ = tokio::time::timeout(self.wait, self.client.request(request)).await;
     }
 
-    /// One POST: with `session`, the session id and version headers. Returns the session id
-    /// the answer set and the reply's messages (none for 202).
+    /// One POST with `headers`. Returns the session id the answer set and the reply's
+    /// messages (none for 202).
     async fn exchange(
         &self,
         body: Bytes,
-        session: bool,
+        headers: &HeaderMap,
     ) -> Result<(Option<HeaderValue>, Vec<Bytes>), Failure> {
-        match tokio::time::timeout(self.wait, self.exchange_unbounded(body, session)).await {
+        match tokio::time::timeout(self.wait, self.exchange_unbounded(body, headers)).await {
             Ok(result) => result,
             Err(_) => Err(Failure::Timeout),
         }
@@ -180,22 +218,12 @@ impl Session {
     async fn exchange_unbounded(
         &self,
         body: Bytes,
-        session: bool,
+        headers: &HeaderMap,
     ) -> Result<(Option<HeaderValue>, Vec<Bytes>), Failure> {
-        let mut request = Request::builder()
-            .method(Method::POST)
-            .uri(self.endpoint.uri.clone())
-            .header(CONTENT_TYPE, mcp_http::JSON)
-            .header(ACCEPT, ACCEPT_BOTH);
-        if session {
-            if let Some(id) = &self.id {
-                request = request.header(mcp_http::SESSION_ID, id);
-            }
-            request = request.header(mcp_http::PROTOCOL_VERSION, &self.version);
-        }
-        let request = request
-            .body(Full::new(body))
-            .map_err(|e| Failure::Transport(format!("cannot build the request: {e}")))?;
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = self.endpoint.uri.clone();
+        *request.headers_mut() = headers.clone();
         let response = self
             .client
             .request(request)

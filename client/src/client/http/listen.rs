@@ -47,17 +47,11 @@ enum Ended {
 }
 
 async fn listen_once(conn: &Conn, shared: &Shared) -> Ended {
-    let cx = conn.context(shared);
-    let mut get = conn
+    let get = conn
         .client
         .get(conn.url.clone())
-        .header(ACCEPT, names::EVENT_STREAM);
-    if let Some(session) = &cx.session {
-        get = get.header(names::SESSION_ID, session);
-    }
-    if let Some(version) = &cx.legacy_version {
-        get = get.header(names::PROTOCOL_VERSION, version);
-    }
+        .header(ACCEPT, names::EVENT_STREAM)
+        .headers(conn.context(shared).session_headers());
     let mut response = match get.send().await {
         Ok(r) => r,
         Err(e) => {

@@ -1,9 +1,9 @@
 //! Streamable HTTP, as a transport under the same [`Client`]: [`Client::connect_http`] starts
 //! a task (`driver.rs`) that takes the messages the stdio writer would write and POSTs them
 //! (`post.rs`), feeding every message of each reply to the inbound path the stdio reader
-//! uses. `session.rs` holds the endpoint and the legacy session; `headers.rs` decides each
-//! POST's MCP headers. Handshake, eras, timeouts, cancellation and the pending map are the
-//! client's own, unchanged.
+//! uses. `session.rs` holds the endpoint and the legacy session, and what each request's MCP
+//! headers are built from (`mcp_protocol::http::RequestHeaders` builds them). Handshake, eras,
+//! timeouts, cancellation and the pending map are the client's own, unchanged.
 
 use std::fmt;
 use std::sync::Arc;
@@ -17,7 +17,6 @@ use crate::error::ClientError;
 use crate::options::ClientOptions;
 
 mod driver;
-mod headers;
 mod listen;
 mod post;
 mod session;

@@ -6,7 +6,7 @@
 use mcp_protocol::http::{self as names, SseEvent, SseReader};
 use mcp_protocol::mcp::methods;
 use mcp_protocol::{ErrorObject, Incoming, Message, RequestId, Response};
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::CONTENT_TYPE;
 use reqwest::StatusCode;
 
 use super::session::Conn;
@@ -14,8 +14,6 @@ use crate::client::shared::Shared;
 use crate::error::ClientError;
 use crate::options::FrameDirection;
 
-/// The `Accept` every POST sends: a client MUST list both.
-const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 /// How much of an error body is kept in [`ClientError::Http`].
 const BODY_SNIPPET: usize = 512;
 
@@ -37,20 +35,14 @@ pub(super) async fn exchange(
     };
     let is_initialize = matches!(&message, Message::Request(r) if r.method == methods::INITIALIZE);
     let headers = conn.headers_for(&message, shared);
-    let session_sent = headers
-        .iter()
-        .find(|(name, _)| *name == names::SESSION_ID)
-        .map(|(_, value)| value.clone());
+    let session_sent = headers.get(names::SESSION_ID).map(str::to_owned);
+    let headers = headers.to_map().map_err(|e| transport(e.to_string()))?;
     let body = serde_json::to_vec(&message).map_err(|e| transport(e.to_string()))?;
-    let mut post = conn
+    let post = conn
         .client
         .post(conn.url.clone())
-        .header(CONTENT_TYPE, names::JSON)
-        .header(ACCEPT, ACCEPT_BOTH)
+        .headers(headers)
         .body(body);
-    for (name, value) in headers {
-        post = post.header(name, value);
-    }
     let mut response = post.send().await.map_err(|e| transport(error_chain(&e)))?;
     let status = response.status();
     if is_initialize && status.is_success() {

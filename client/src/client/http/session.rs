@@ -5,15 +5,46 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use mcp_protocol::http as names;
+use mcp_protocol::http::{Negotiated, Posted, RequestHeaders};
 use mcp_protocol::Message;
+use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
-use super::headers::{self, Context};
 use crate::client::lock::lock;
 use crate::client::shared::Shared;
 use crate::era::Connected;
 use crate::state::Phase;
+
+/// What the connection knows when a message goes out.
+#[derive(Debug, Default)]
+pub(super) struct Context {
+    /// The legacy session, once an `initialize` reply set one.
+    pub(super) session: Option<String>,
+    /// The version `initialize` negotiated (legacy).
+    pub(super) legacy_version: Option<String>,
+    /// The version the `server/discover` probe chose (modern).
+    pub(super) modern_version: Option<String>,
+}
+
+impl Context {
+    pub(super) fn negotiated(&self) -> Negotiated<'_> {
+        Negotiated {
+            session_id: self.session.as_deref(),
+            legacy_version: self.legacy_version.as_deref(),
+            modern_version: self.modern_version.as_deref(),
+        }
+    }
+
+    /// The headers of a `GET` or `DELETE` in the session. A value that cannot be a header
+    /// (never one this client kept: it checks both) is left out, and logged.
+    pub(super) fn session_headers(&self) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        if let Err(e) = RequestHeaders::session(&self.negotiated()).insert_into(&mut map) {
+            tracing::warn!("left out of the request: {e}");
+        }
+        map
+    }
+}
 
 /// One MCP endpoint and its session.
 #[derive(Debug)]
@@ -63,12 +94,8 @@ impl Conn {
     }
 
     /// The headers `message` gets now.
-    pub(super) fn headers_for(
-        &self,
-        message: &Message,
-        shared: &Shared,
-    ) -> Vec<(&'static str, String)> {
-        headers::for_message(message, &self.context(shared))
+    pub(super) fn headers_for(&self, message: &Message, shared: &Shared) -> RequestHeaders {
+        RequestHeaders::post(Posted::message(message), &self.context(shared).negotiated())
     }
 
     pub(super) fn context(&self, shared: &Shared) -> Context {
@@ -92,14 +119,13 @@ impl Conn {
     /// Management"); 405 means the server does not allow that, which is fine.
     pub(super) async fn end_session(&self, shared: &Shared, within: Duration) {
         let cx = self.context(shared);
-        let Some(session) = cx.session else { return };
-        let mut delete = self
+        if cx.session.is_none() {
+            return;
+        }
+        let delete = self
             .client
             .delete(self.url.clone())
-            .header(names::SESSION_ID, &session);
-        if let Some(version) = &cx.legacy_version {
-            delete = delete.header(names::PROTOCOL_VERSION, version);
-        }
+            .headers(cx.session_headers());
         match tokio::time::timeout(within, delete.send()).await {
             Ok(Ok(r))
                 if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED =>

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_client::raw::Direction;
-use mcp_protocol::http::{EVENT_STREAM, JSON, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
-use mcp_protocol::mcp::modern::VERSION;
+use mcp_protocol::http::{Negotiated, Posted, RequestHeaders, EVENT_STREAM, NAME, SESSION_ID};
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -16,7 +15,7 @@ use serde_json::{json, Value};
 use crate::probe::{initialize_params, modern_meta};
 use crate::session::Ctx;
 use crate::transport::http::reply::{self, Reply};
-use crate::transport::http::{Log, ACCEPT_BOTH};
+use crate::transport::http::Log;
 use crate::transport::Endpoint;
 
 /// One HTTP request of a check.
@@ -31,14 +30,22 @@ pub struct Ask {
 }
 
 impl Ask {
-    /// A POST of `message` as a client sends it (both media types accepted).
+    /// A POST of `message` as a client with nothing negotiated sends it.
     pub fn post(message: &Value) -> Ask {
+        Ask::post_in(message, &Negotiated::default())
+    }
+
+    /// A POST of `message` as a client sends it in `negotiated`: the headers of
+    /// `mcp_protocol::http::RequestHeaders` (both media types accepted; the session and version,
+    /// or for 2026-07-28 `_meta` the mirrored headers).
+    pub fn post_in(message: &Value, negotiated: &Negotiated<'_>) -> Ask {
+        let headers = RequestHeaders::post(Posted::json(message), negotiated)
+            .iter()
+            .map(|(name, value)| (name, Some(value.to_owned())))
+            .collect();
         Ask {
             method: Method::POST,
-            headers: vec![
-                ("accept", Some(ACCEPT_BOTH.to_owned())),
-                ("content-type", Some(JSON.to_owned())),
-            ],
+            headers,
             body: Some(serde_json::to_vec(message).unwrap_or_default()),
             head_only: false,
         }
@@ -141,14 +148,12 @@ impl Wire {
 
     /// A POST of `message` with the session id and version this client has.
     pub fn post(&self, message: &Value) -> Ask {
-        let mut ask = Ask::post(message);
-        if let Some(s) = &self.session {
-            ask = ask.header(SESSION_ID, Some(s));
-        }
-        if let Some(v) = &self.version {
-            ask = ask.header(PROTOCOL_VERSION, Some(v));
-        }
-        ask
+        let negotiated = Negotiated {
+            session_id: self.session.as_deref(),
+            legacy_version: self.version.as_deref(),
+            modern_version: None,
+        };
+        Ask::post_in(message, &negotiated)
     }
 
     /// Sends `ask` and reads the reply within `--timeout` (an SSE stream until it ends, or
@@ -276,12 +281,10 @@ pub fn seen(reply: &Reply) -> String {
     }
 }
 
-/// A 2026-07-28 POST of `message` with all its mirrored headers right.
+/// A POST of `message`, which carries 2026-07-28 `_meta`, with all its mirrored headers
+/// right; with `name`, `Mcp-Name` says that instead.
 pub fn modern_post(message: &Value, name: Option<&str>) -> Ask {
-    let method = message["method"].as_str().unwrap_or_default().to_owned();
-    let ask = Ask::post(message)
-        .header(PROTOCOL_VERSION, Some(VERSION))
-        .header(METHOD, Some(&method));
+    let ask = Ask::post(message);
     match name {
         Some(n) => ask.header(NAME, Some(n)),
         None => ask,

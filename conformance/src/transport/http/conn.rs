@@ -3,10 +3,10 @@
 //! frames a process's stdout gives; a `202 Accepted` gives none, as a notification gets no
 //! reply on stdio.
 //!
-//! Headers follow the transport section: `Accept` listing both media types, the session id
-//! once `initialize`'s reply set one, `MCP-Protocol-Version` after `initialize` (legacy), and
-//! for a request carrying 2026-07-28 `_meta` the mirrored `MCP-Protocol-Version`, `Mcp-Method`
-//! and `Mcp-Name`. Requests are POSTed concurrently (their replies may come in any order, as
+//! Headers are the client library's (`mcp_protocol::http::RequestHeaders`): `Accept` listing
+//! both media types, the session id once `initialize`'s reply set one, `MCP-Protocol-Version`
+//! after `initialize` (legacy), and for a message carrying 2026-07-28 `_meta` the mirrored
+//! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` instead. Requests are POSTed concurrently (their replies may come in any order, as
 //! JSON-RPC allows); anything else (a notification, bytes that are no request) is POSTed and
 //! its reply read before `send` returns, so a barrier sent after it is answered after it.
 
@@ -17,9 +17,9 @@ use bytes::Bytes;
 use mcp_client::raw::Direction;
 use mcp_client::{RawEvent, TranscriptEntry};
 use mcp_protocol::http::{
-    encode_header_value, mirrored_name, JSON, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID,
+    InvalidHeader, Negotiated, Posted, RequestHeaders, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID,
 };
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -27,12 +27,6 @@ use tokio::task::AbortHandle;
 use super::deliver::{deliver, Delivery, Learned};
 use super::endpoint::Endpoint;
 use super::log::Log;
-
-/// The `Accept` of every POST: both media types, as the client MUST list.
-pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
-
-/// The `_meta` key a 2026-07-28 request carries its version in.
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// An HTTP client for `endpoint`: no proxy for a loopback server, connections bounded by
 /// `wait`.
@@ -134,39 +128,21 @@ impl HttpConn {
         Ok(())
     }
 
-    /// The headers of a POST carrying `message`.
-    fn headers(&self, message: Option<&Value>) -> HeaderMap {
+    /// The headers of a POST carrying `message`: the user's, then the MCP ones. A learned
+    /// session id or version that cannot be a header value is left out, and returned.
+    fn headers(&self, message: Option<&Value>) -> (HeaderMap, Option<InvalidHeader>) {
         let mut h = self.endpoint.header_map();
-        h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
-        h.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
         let learned = self.lock();
-        let mut set = |name: &'static str, value: &str| {
-            if let Ok(v) = HeaderValue::from_str(value) {
-                h.insert(HeaderName::from_static(name), v);
-            }
+        let negotiated = Negotiated {
+            session_id: learned.session.as_deref(),
+            legacy_version: learned.version.as_deref(),
+            modern_version: None,
         };
-        if let Some(session) = &learned.session {
-            set(SESSION_ID, session);
-        }
-        let method = message
-            .and_then(|m| m.get("method"))
-            .and_then(Value::as_str);
-        let params = message.and_then(|m| m.get("params"));
-        let modern = params
-            .and_then(|p| p.pointer(&format!("/_meta/{}", META_VERSION.replace('/', "~1"))))
-            .and_then(Value::as_str);
-        if let Some(version) = modern {
-            set(PROTOCOL_VERSION, version);
-            if let Some(method) = method {
-                set(METHOD, method);
-                if let Some(Some(name)) = mirrored_name(method, params) {
-                    set(NAME, &encode_header_value(name));
-                }
-            }
-        } else if let (Some(version), false) = (&learned.version, method == Some("initialize")) {
-            set(PROTOCOL_VERSION, version);
-        }
-        h
+        let posted = message.map(Posted::json).unwrap_or_default();
+        let left_out = RequestHeaders::post(posted, &negotiated)
+            .insert_into(&mut h)
+            .err();
+        (h, left_out)
     }
 
     /// What a transcript shows of a POST: its MCP headers, the user's redacted, and the body.
@@ -185,7 +161,11 @@ impl HttpConn {
     }
 
     async fn post(&mut self, body: Vec<u8>, message: Option<Value>) {
-        let headers = self.headers(message.as_ref());
+        let (headers, left_out) = self.headers(message.as_ref());
+        if let Some(e) = left_out {
+            self.log
+                .record(Direction::Event, format!("left out of the POST: {e}"));
+        }
         self.log
             .record(Direction::Send, self.describe(&headers, &body));
         let request_id = message

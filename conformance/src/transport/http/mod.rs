@@ -11,6 +11,6 @@ mod log;
 pub mod reply;
 pub mod server;
 
-pub use conn::{client_for, HttpConn, ACCEPT_BOTH};
+pub use conn::{client_for, HttpConn};
 pub use endpoint::{parse_header, Endpoint};
 pub use log::Log;
