@@ -102,8 +102,14 @@ impl<R> Calls<R> {
                 None
             }
         };
-        let batch = slot;
-        self.running.insert(call, Running { id, shape, batch });
+        self.running.insert(
+            call,
+            Running {
+                id,
+                shape,
+                batch: slot,
+            },
+        );
         Ok(call)
     }
 
