@@ -193,14 +193,19 @@ def paired(data, a, b, key):
     return statistics.median(ratios) if ratios else None
 
 
-# The throughput rows a placement cannot decide: against the plain floor, unpinned, 64 B
-# throughput depends on where the scheduler puts each process, and 16 KiB on the floor sending
-# half our bytes. They are reported; the pinned pairs and the floor sending our reply judge.
+# The rows a placement cannot decide: against the plain floor, unpinned, 64 B throughput depends
+# on where the scheduler puts each process, and 16 KiB on the floor sending half our bytes; the
+# floor's own start and memory are no longer the reference (rmcp's are: what users compare). They
+# are reported; the pinned pairs, the floor sending our reply and the peers judge.
 REPORTED_ONLY = {
-    "throughput w64 64 B ≥ 0.50× floor",
+    "throughput w64 64 B ≥ 0.40× floor",
     "throughput w64 16 KiB ≥ 0.70× floor",
-    "throughput w64 64 B ≥ 0.50× the floor in the same framing",
+    "throughput w64 64 B ≥ 0.40× the floor in the same framing",
+    "start to initialize ≤ 1.5× floor",
+    "peak RSS ≤ 1.5× floor",
+    "CPU/call w64 64 B < 2× floor (aim)",
 }
+THROUGHPUT_64 = "throughput w64 64 B ≥ 0.40× floor"
 
 
 def target_lines(data, ours, f="floor", peers=True, judged=None):
@@ -216,32 +221,30 @@ def target_lines(data, ours, f="floor", peers=True, judged=None):
             return "reported"
         return "met" if ok else "**not met**"
 
-    def ratio_line(label, a, b, op, limit, unit="×"):
-        if a is None or b is None or b == 0:
-            lines.append((label, "–", "no data"))
-            return
-        r = a / b
-        ok = r >= limit if op == ">=" else r <= limit
-        lines.append((label, f"{r:.2f}{unit}", verdict(label, ok)))
-
     def pr(label, other, key, op, limit):
         r = paired(data, ours, other, key)
         if r is None:
             lines.append((label, "–", "no data"))
             return
-        ok = r >= limit if op == ">=" else r <= limit
+        ok = r >= limit if op == ">=" else (r < limit if op == "<" else r <= limit)
         lines.append((label, f"{r:.2f}×", verdict(label, ok)))
 
-    pr("throughput w64 64 B ≥ 0.50× floor", f, (SMALL, 64, "throughput"), ">=", 0.5)
+    pr(THROUGHPUT_64, f, (SMALL, 64, "throughput"), ">=", 0.4)
     pr("throughput w64 16 KiB ≥ 0.70× floor", f, (LARGE, 64, "throughput"), ">=", 0.7)
     if peers:
         pr("the same against the floor sending our reply (text twice)", "floor-structured",
            (LARGE, 64, "throughput"), ">=", 0.7)
+        pr("throughput w64 64 B ≥ 10× rmcp `stdio_pipes()`", "rmcp-pipes", (SMALL, 64, "throughput"), ">=", 10)
         pr("throughput w64 64 B ≥ 8× rmcp `stdio()`", "rmcp-stdio", (SMALL, 64, "throughput"), ">=", 8)
-        pr("throughput w64 64 B ≥ 3× rmcp `stdio_pipes()`", "rmcp-pipes", (SMALL, 64, "throughput"), ">=", 3)
         pr("throughput w64 64 B ≥ 4× TypeScript SDK", "ts-sdk", (SMALL, 64, "throughput"), ">=", 4)
     for p in (SMALL, LARGE):
-        pr(f"p50 w1 {label_payload(p)} ≤ 1.25× floor", f, (p, 1, "p50"), "<=", 1.25)
+        pr(f"p50 w1 {label_payload(p)} ≤ 1.5× floor", f, (p, 1, "p50"), "<=", 1.5)
+    if peers:
+        for p in (SMALL, LARGE):
+            pr(f"p50 w1 {label_payload(p)} below rmcp `stdio_pipes()`", "rmcp-pipes", (p, 1, "p50"), "<", 1.0)
+        for peer, name in (("rmcp-pipes", "`stdio_pipes()`"), ("rmcp-stdio", "`stdio()`")):
+            pr(f"peak RSS ≤ rmcp {name}", peer, "rss", "<=", 1.0)
+            pr(f"start to initialize ≤ 1.25× rmcp {name}", peer, "start", "<=", 1.25)
     pr("start to initialize ≤ 1.5× floor", f, "start", "<=", 1.5)
     pr("peak RSS ≤ 1.5× floor", f, "rss", "<=", 1.5)
     pr("CPU/call w64 64 B < 2× floor (aim)", f, (SMALL, 64, "cpu"), "<=", 2)
@@ -249,10 +252,10 @@ def target_lines(data, ours, f="floor", peers=True, judged=None):
     if same in data:
         # The plain floor speaks NDJSON; this one, the driver and the pipes in our framing.
         for p in (SMALL, LARGE):
-            pr(f"p50 w1 {label_payload(p)} ≤ 1.25× the floor in the same framing", same,
-               (p, 1, "p50"), "<=", 1.25)
-        pr("throughput w64 64 B ≥ 0.50× the floor in the same framing", same,
-           (SMALL, 64, "throughput"), ">=", 0.5)
+            pr(f"p50 w1 {label_payload(p)} ≤ 1.5× the floor in the same framing", same,
+               (p, 1, "p50"), "<=", 1.5)
+        pr("throughput w64 64 B ≥ 0.40× the floor in the same framing", same,
+           (SMALL, 64, "throughput"), ">=", 0.4)
     a = all_answered(data, ours)
     lines.append(("every request before EOF answered, every run", "yes" if a else ("no" if a is False else "–"),
                   verdict("every request before EOF answered, every run", bool(a))))
@@ -414,13 +417,15 @@ def main():
 
     if any(s in data for s in SOCKET):
         w(f"#### {dict(SERVERS)[SOCKET[0]]}, against the floor over a socket\n")
-        w("Not one of the targets (they are against the floor on pipes): the same ratios with "
-          "both the server's and the floor's stdin and stdout on one end of a socketpair, as "
-          "Node-based hosts (Claude Code, Cursor, Claude Desktop) connect servers.\n")
+        w("Both the server's and the floor's stdin and stdout on one end of a socketpair, as "
+          "Node-based hosts (Claude Code, Cursor, Claude Desktop) connect servers: the latency "
+          "targets and answering at EOF are judged here too; throughput, unpinned, is reported.\n")
         w("| target | measured | |")
         w("|---|---:|---|")
+        socket_judged = {f"p50 w1 {label_payload(p)} ≤ 1.5× floor" for p in (SMALL, LARGE)}
+        socket_judged.add("every request before EOF answered, every run")
         for label, val, verdict in target_lines(data, SOCKET[0], SOCKET[1], peers=False,
-                                                judged=set()):
+                                                judged=socket_judged):
             w(f"| {label} | {val} | {verdict} |")
         w("")
 
@@ -434,7 +439,7 @@ def main():
         w("| target | measured | |")
         w("|---|---:|---|")
         for label, val, verdict in target_lines(data, o, f, peers=False,
-                                                judged={"throughput w64 64 B ≥ 0.50× floor"}):
+                                                judged={THROUGHPUT_64}):
             w(f"| {label} | {val} | {verdict} |")
         w("")
 

@@ -1,7 +1,7 @@
 //! The server's dispatch invariants: `mcp_echo_server::serve` in-process over a tokio duplex,
 //! and over a socketpair read and written as the binary reads and writes a socket.
 //!
-//! A scenario is a server configuration (framing, small message limit, duplex and reply-queue
+//! A scenario is a server configuration (framing, small message limit, duplex
 //! sizes, optionally a `slow` tool whose calls are still running when later messages arrive) and
 //! a stream of frames built from the input: initialize (good and bad), initialized, tools/list,
 //! tools/call echo (good and bad arguments), ping, unknown methods, modern (2026-07-28) requests,
