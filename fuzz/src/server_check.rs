@@ -1,5 +1,6 @@
-//! The server's dispatch invariants: `mcp_echo_server::serve` in-process over a tokio duplex,
-//! and over a socketpair read and written as the binary reads and writes a socket.
+//! The server's dispatch invariants: `mcp_echo_server::serve` in-process over a tokio duplex
+//! and over a socketpair read and written as the binary reads and writes a socket, and
+//! `serve_blocking` (the loop the binary runs on pipes) over two OS pipes.
 //!
 //! A scenario is a server configuration (framing, small message limit, duplex
 //! sizes, optionally a `slow` tool whose calls are still running when later messages arrive) and
@@ -20,7 +21,7 @@
 //!    tool every reply is ready at once, so the replies must also come in input order. With it,
 //!    a request that a later `notifications/cancelled` names may get no reply (zero or one).
 //! 4. A successful echo returns its text unchanged.
-//! 5. Both transports are checked alike, and without the slow tool (replies in input order)
+//! 5. Every transport is checked alike, and without the slow tool (replies in input order)
 //!    they must write the same bytes.
 
 use std::collections::HashMap;
@@ -29,7 +30,9 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use futures::FutureExt;
-use mcp_echo_server::{default_tools, serve, Config, Exit, Tool, ToolCall, ToolSet};
+use mcp_echo_server::{
+    default_tools, serve, serve_blocking, BlockingStdio, Config, Exit, Tool, ToolCall, ToolSet,
+};
 use mcp_protocol::codec::DecodedFrame;
 use mcp_protocol::mcp::{self, CallToolResult, CancelledParams, ProtocolVersion};
 use mcp_protocol::{
@@ -556,21 +559,73 @@ fn run_on(s: &Scenario, limit: Duration, ends: impl FnOnce(&Scenario) -> Ends) -
     })
 }
 
-/// Runs and checks the scenario built from `data`, over a duplex and over a socket: without
-/// the slow tool (replies in input order) the two must write the same bytes.
+/// Runs the blocking loop (what the binary runs on pipes) on the scenario's stream, over two
+/// OS pipes; panics if it does not finish within `limit`.
+pub fn run_server_blocking(s: &Scenario, limit: Duration) -> Run {
+    use std::io::{Read, Write};
+    let pipe = || {
+        let (read, write) = std::io::pipe().expect("a pipe");
+        let file = |fd: std::os::fd::OwnedFd| std::fs::File::from(fd);
+        (file(read.into()), file(write.into()))
+    };
+    let (server_read, mut client_write) = pipe();
+    let (mut client_read, server_write) = pipe();
+    let (config, tools) = (s.config(), s.tools());
+    let stdio = BlockingStdio::new(server_read, server_write).expect("the blocking loop's pipes");
+    let (done, exit) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let exit = serve_blocking(&stdio, &config, Arc::new(tools));
+        // Closes the server's ends, so the reader below sees the output end.
+        drop(stdio);
+        let _ = done.send(exit);
+    });
+    let stream = s.stream.clone();
+    let (seed, max) = (s.chunk_seed, s.chunk_max);
+    let writer = std::thread::spawn(move || {
+        let mut rng = Rng::new(seed);
+        for c in chunk(&stream, &mut rng, max) {
+            client_write.write_all(c)?;
+        }
+        Ok::<(), std::io::Error>(())
+    });
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        client_read.read_to_end(&mut out).map(|_| out)
+    });
+    let exit = exit
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("the blocking loop did not finish within {limit:?} (hang)"));
+    writer
+        .join()
+        .expect("writer thread")
+        .expect("writing the server's input failed");
+    let output = reader
+        .join()
+        .expect("reader thread")
+        .expect("reading the server's output failed");
+    Run { exit, output }
+}
+
+/// Runs and checks the scenario built from `data` on every stdio transport: the async loop
+/// over a duplex and over a socket, and the blocking loop over pipes. Without the slow tool
+/// (replies in input order) they must write the same bytes.
 pub fn run(data: &[u8]) {
     let s = Scenario::from_bytes(data);
     let duplex = run_server(&s, Duration::from_secs(60));
     check(&s, &duplex);
     let socket = run_server_on_socket(&s, Duration::from_secs(60));
     check(&s, &socket);
+    let blocking = run_server_blocking(&s, Duration::from_secs(60));
+    check(&s, &blocking);
     if !s.slow_tool {
-        assert!(
-            duplex.output == socket.output,
-            "the two transports wrote different bytes:\n duplex: {:?}\n socket: {:?}",
-            String::from_utf8_lossy(&duplex.output),
-            String::from_utf8_lossy(&socket.output)
-        );
+        for (name, other) in [("socket", &socket), ("blocking", &blocking)] {
+            assert!(
+                duplex.output == other.output,
+                "the transports wrote different bytes:\n duplex: {:?}\n {name}: {:?}",
+                String::from_utf8_lossy(&duplex.output),
+                String::from_utf8_lossy(&other.output)
+            );
+        }
     }
 }
 

@@ -28,5 +28,5 @@ pub use crate::info::ServerInfo;
 #[doc(hidden)]
 pub use crate::params::ServerParams;
 pub use crate::peer::{Peer, PeerError};
-pub use crate::stdio::serve;
+pub use crate::stdio::{serve, serve_blocking, BlockingStdio, Stopper};
 pub use crate::tools::{default_tools, DuplicateTool, Tool, ToolCall, ToolSet};

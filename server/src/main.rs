@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use mcp_echo_server::{
-    default_tools, serve, serve_http, Config, Exit, HttpConfig, DEFAULT_HTTP_ADDR,
+    default_tools, serve, serve_blocking, serve_http, BlockingStdio, Config, Exit, HttpConfig,
+    DEFAULT_HTTP_ADDR,
 };
 
 mod cli;
@@ -19,6 +20,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(code) = start_logging(&cli) {
         return code;
+    }
+    if cli.http.is_none() {
+        match mcp_echo_server::stdio::blocking() {
+            Some(Ok(pipes)) => return exit_code(serve_on_this_thread(&pipes, &stdio_config(&cli))),
+            Some(Err(e)) => {
+                tracing::debug!("serving on the async loop: cannot set up the blocking one ({e})")
+            }
+            None => {}
+        }
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -41,8 +51,8 @@ fn main() -> ExitCode {
     code
 }
 
-/// The default: MCP on stdin and stdout.
-async fn serve_over_stdio(cli: &Cli) -> ExitCode {
+/// The stdio settings from the command line; says what is served.
+fn stdio_config(cli: &Cli) -> Config {
     if std::io::stdin().is_terminal() {
         eprintln!(
             "mcp-echo-server speaks MCP (JSON-RPC) over stdin/stdout and is meant to be launched by an MCP client, \
@@ -60,11 +70,12 @@ async fn serve_over_stdio(cli: &Cli) -> ExitCode {
         max_message_bytes = config.max_message_bytes,
         "serving MCP on stdio"
     );
-    // The signal handlers are installed before the first read.
-    let shutdown = shutdown_signal();
-    let (input, output) = mcp_echo_server::stdio::streams();
-    let tools = Arc::new(default_tools());
-    match serve(input, output, &config, tools, shutdown).await {
+    config
+}
+
+/// How a stdio loop's end maps to the exit status.
+fn exit_code(served: std::io::Result<Exit>) -> ExitCode {
+    match served {
         Ok(Exit::InputClosed | Exit::Shutdown | Exit::OutputClosed) => {
             tracing::info!("exiting");
             ExitCode::SUCCESS
@@ -75,6 +86,49 @@ async fn serve_over_stdio(cli: &Cli) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// stdin and stdout are pipes: the blocking loop, with SIGTERM and SIGINT waited for on a
+/// thread of their own, which stops it.
+fn serve_on_this_thread(pipes: &BlockingStdio, config: &Config) -> std::io::Result<Exit> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    tracing::debug!("serving on the blocking loop");
+    match signal_hook::iterator::Signals::new([SIGTERM, SIGINT]) {
+        Ok(mut signals) => {
+            let stopper = pipes.stopper();
+            let spawned = std::thread::Builder::new()
+                .name("signals".to_owned())
+                .spawn(move || {
+                    if let Some(signal) = signals.forever().next() {
+                        let name = if signal == SIGINT {
+                            "SIGINT"
+                        } else {
+                            "SIGTERM"
+                        };
+                        tracing::info!("{name}: finishing");
+                        stopper.stop(signal);
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::warn!("cannot wait for signals ({e}); only stdin EOF stops the server");
+            }
+        }
+        Err(e) => {
+            tracing::warn!("cannot listen for signals ({e}); only stdin EOF stops the server");
+        }
+    }
+    serve_blocking(pipes, config, Arc::new(default_tools()))
+}
+
+/// stdin or stdout is not a pipe (a socket, a terminal, a file): the async loop.
+async fn serve_over_stdio(cli: &Cli) -> ExitCode {
+    let config = stdio_config(cli);
+    tracing::debug!("serving on the async loop");
+    // The signal handlers are installed before the first read.
+    let shutdown = shutdown_signal();
+    let (input, output) = mcp_echo_server::stdio::streams();
+    let tools = Arc::new(default_tools());
+    exit_code(serve(input, output, &config, tools, shutdown).await)
 }
 
 /// `--http`: one Streamable HTTP endpoint.

@@ -8,6 +8,7 @@
 //! with which ids, and where answers go is decided once, in the core.
 
 use std::fmt;
+use std::sync::Arc;
 
 use mcp_protocol::ErrorObject;
 use serde_json::Value;
@@ -18,7 +19,22 @@ use tokio::sync::{mpsc, oneshot};
 pub struct CallId(pub(crate) u64);
 
 /// Where a transport receives its calls' requests to the client.
-pub(crate) type Link = mpsc::Sender<Ask>;
+#[derive(Clone)]
+pub(crate) struct Link {
+    asks: mpsc::Sender<Ask>,
+    /// Called once a request is queued, for a transport that does not wait on the queue
+    /// itself (the blocking stdio loop's wake-up).
+    notify: Option<Arc<dyn Fn() + Send + Sync>>,
+}
+
+impl Link {
+    pub(crate) fn new(
+        asks: mpsc::Sender<Ask>,
+        notify: Option<Arc<dyn Fn() + Send + Sync>>,
+    ) -> Self {
+        Link { asks, notify }
+    }
+}
 
 /// The answer a [`Peer::request`] waits for.
 pub(crate) type Answer = oneshot::Sender<Result<Value, PeerError>>;
@@ -82,7 +98,14 @@ impl Peer {
             params,
             answer,
         };
-        self.link.send(ask).await.map_err(|_| PeerError::Closed)?;
+        self.link
+            .asks
+            .send(ask)
+            .await
+            .map_err(|_| PeerError::Closed)?;
+        if let Some(notify) = &self.link.notify {
+            notify();
+        }
         answered.await.unwrap_or(Err(PeerError::Closed))
     }
 }

@@ -1,8 +1,9 @@
-//! The server's scenarios over every transport it has: stdio over an in-memory duplex, OS
-//! pipes and a socketpair, and Streamable HTTP on a loopback port. The same scenario, through
-//! each transport's driver of the one protocol core, must get the same replies
-//! (`on_every_transport!` at the end); what only stdio has (framing, EOF, signals, a closed
-//! output) runs on its three (`on_stdio!`).
+//! The server's scenarios over every transport it has: stdio on the async loop over an
+//! in-memory duplex, OS pipes and a socketpair, stdio on the blocking loop over OS pipes, and
+//! Streamable HTTP on a loopback port. The same scenario, through each driver of the one
+//! protocol core, must get the same replies (`on_every_transport!` at the end); what only stdio
+//! has (framing, EOF, signals, a closed output) runs on its four (`on_stdio!`). Then the blocking
+//! loop's own cases: how it stops, drains and ends.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
@@ -12,7 +13,8 @@ use futures::FutureExt;
 use http_body_util::BodyExt;
 use mcp_echo_server::stdio::Socket;
 use mcp_echo_server::{
-    default_tools, serve, serve_http_on, Config, Exit, HttpConfig, Tool, ToolCall, ToolSet,
+    default_tools, serve, serve_blocking, serve_http_on, BlockingStdio, Config, Exit, HttpConfig,
+    Tool, ToolCall, ToolSet,
 };
 use mcp_protocol::mcp::{self, CallToolResult};
 use mcp_protocol::FramingMode;
@@ -151,6 +153,9 @@ enum Transport {
     /// `serve` over one end of a socketpair as input and output, read and written with
     /// `MSG_DONTWAIT` (Node-based hosts).
     Socket,
+    /// `serve_blocking` on a thread of its own over two OS pipes: what the binary runs when
+    /// stdin and stdout are pipes.
+    Blocking,
     /// `serve_http` on a loopback port: each message is a POST of its own, replies come in
     /// JSON bodies or on SSE streams.
     Http,
@@ -226,6 +231,7 @@ impl Peer {
             Transport::Duplex => Io::Stream(Stream::duplex(config, tools)),
             Transport::Pipes => Io::Stream(Stream::pipes(config, tools)),
             Transport::Socket => Io::Stream(Stream::socket(config, tools)),
+            Transport::Blocking => Io::Stream(Stream::blocking(config, tools)),
             Transport::Http => Io::Http(Http::start(tools)),
         };
         Peer {
@@ -370,6 +376,36 @@ impl Stream {
             .unwrap()
             .into_split();
         Stream::serving(server_read, server_write, read, write, config, tools)
+    }
+
+    /// `serve_blocking` on a thread of its own over two OS pipes.
+    fn blocking(config: Config, tools: Arc<ToolSet>) -> Stream {
+        let Ends {
+            stdio,
+            input,
+            output,
+            ..
+        } = ends();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let stopper = stdio.stopper();
+        tokio::spawn(async move {
+            if stopped.await.is_ok() {
+                stopper.stop(libc::SIGTERM);
+            }
+        });
+        let (tx, served) = oneshot::channel();
+        std::thread::spawn(move || {
+            let exit = serve_blocking(&stdio, &config, tools);
+            let _ = tx.send((exit, stdio.stopped_by()));
+        });
+        use tokio::net::unix::pipe;
+        let read = pipe::Receiver::from_file(output).unwrap();
+        Stream {
+            lines: BufReader::new(Box::new(read) as Box<dyn AsyncRead + Unpin + Send>).lines(),
+            write: Box::new(pipe::Sender::from_file(input).unwrap()),
+            server: async_exit(served),
+            stop: Some(stop),
+        }
     }
 
     /// `serve` in a task of its own over the server's ends; the client's ends to the test.
@@ -1335,8 +1371,354 @@ async fn modern_requests_are_cancellable_and_need_no_handshake() {
     );
 }
 
+// ---------------------------------------------------------------------------------------------
+// The blocking loop (what the binary runs on pipes): how it stops, drains and ends.
+// ---------------------------------------------------------------------------------------------
+
+/// A blocking loop's pipes and the client's ends of them.
+struct Ends {
+    stdio: BlockingStdio,
+    /// The client's end of the server's input.
+    input: std::fs::File,
+    /// The client's end of the server's output.
+    output: std::fs::File,
+    /// Tells when the server's output is full.
+    probe: OutputProbe,
+}
+
+/// Tells whether the server's output can take one more byte, by trying to write one there
+/// without blocking: the server's output pipe, opened anew (through `/proc/self/fd`) with
+/// `O_NONBLOCK` on an open file description of the probe's own. A byte that fits is added to
+/// the output: only for tests that never read what the server writes.
+struct OutputProbe(std::fs::File);
+
+impl OutputProbe {
+    fn of_pipe(write_end: &std::fs::File) -> OutputProbe {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(format!("/proc/self/fd/{}", write_end.as_raw_fd()))
+            .unwrap();
+        OutputProbe(file)
+    }
+
+    /// True once a write to the output would block: nobody reads it and it holds all it can.
+    fn full(&self) -> bool {
+        use std::io::Write;
+        match (&self.0).write(b"\n").map_err(|e| e.kind()) {
+            Ok(_) => false,
+            Err(std::io::ErrorKind::WouldBlock) => true,
+            Err(e) => panic!("probing the server's output: {e:?}"),
+        }
+    }
+
+    /// Waits (at most [`WAIT`]) until the server's output is full.
+    async fn until_full(&self, what: &str) {
+        tokio::time::timeout(WAIT, async {
+            while !self.full() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{what}: the server's output was not full within {WAIT:?}"));
+    }
+}
+
+impl Ends {
+    /// The client stops reading for good: the server's next write gets EPIPE.
+    fn close_output(&mut self) {
+        drop(std::mem::replace(&mut self.output, os_pipe().0));
+    }
+}
+
+/// How `serve_blocking` ended, and the signal its [`Stopper`](mcp_echo_server::Stopper) was
+/// given, if any.
+type Served = (std::io::Result<Exit>, Option<i32>);
+
+/// Runs `serve_blocking` on a thread of its own; how it ended comes back on the receiver (see
+/// [`Peer::server`] for why not `spawn_blocking`).
+fn serve_on_thread(
+    stdio: BlockingStdio,
+    config: Config,
+    tools: ToolSet,
+) -> oneshot::Receiver<Served> {
+    serve_on_thread_with_tid(stdio, config, tools).0
+}
+
+/// [`serve_on_thread`], and the serving thread's id, for [`pthread_kill`] and
+/// [`until_asleep`].
+///
+/// [`pthread_kill`]: nix::sys::pthread::pthread_kill
+fn serve_on_thread_with_tid(
+    stdio: BlockingStdio,
+    config: Config,
+    tools: ToolSet,
+) -> (oneshot::Receiver<Served>, ServingThread) {
+    let (tx, rx) = oneshot::channel();
+    let (thread_tx, thread_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = thread_tx.send(ServingThread {
+            pthread: nix::sys::pthread::pthread_self(),
+            tid: nix::unistd::gettid(),
+        });
+        let exit = serve_blocking(&stdio, &config, Arc::new(tools));
+        let _ = tx.send((exit, stdio.stopped_by()));
+    });
+    (rx, thread_rx.recv().unwrap())
+}
+
+/// The thread a blocking loop runs on.
+#[derive(Debug, Clone, Copy)]
+struct ServingThread {
+    pthread: nix::sys::pthread::Pthread,
+    tid: nix::unistd::Pid,
+}
+
+impl ServingThread {
+    /// Whether the thread sleeps in the kernel (`S` in `/proc/self/task/<tid>/stat`): blocked
+    /// in a read, a write or a poll, not running or runnable.
+    fn asleep(self) -> bool {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", self.tid))
+            .unwrap_or_else(|e| panic!("the serving thread {self:?} is gone: {e}"));
+        stat[stat.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .next()
+            == Some("S")
+    }
+
+    /// Waits (at most [`WAIT`]) until the thread sleeps in the kernel.
+    async fn until_asleep(self, what: &str) {
+        tokio::time::timeout(WAIT, async {
+            while !self.asleep() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{what}: the serving thread did not block within {WAIT:?}"));
+    }
+}
+
+/// How a loop on a thread of its own ended, waited for at most [`WAIT`].
+async fn ended<T>(server: oneshot::Receiver<T>) -> T {
+    tokio::time::timeout(WAIT, server)
+        .await
+        .unwrap_or_else(|_| panic!("the blocking loop did not end within {WAIT:?}"))
+        .unwrap_or_else(|_| panic!("the serving thread dropped its result"))
+}
+
+/// Just the exit, as [`Peer::server`] has it.
+fn async_exit(served: oneshot::Receiver<Served>) -> oneshot::Receiver<std::io::Result<Exit>> {
+    let (tx, rx) = oneshot::channel();
+    tokio::spawn(async move {
+        if let Ok((exit, _)) = served.await {
+            let _ = tx.send(exit);
+        }
+    });
+    rx
+}
+
+fn ends() -> Ends {
+    let (server_read, input) = os_pipe();
+    let (output, server_write) = os_pipe();
+    let probe = OutputProbe::of_pipe(&server_write);
+    Ends {
+        stdio: BlockingStdio::new(server_read, server_write).unwrap(),
+        input,
+        output,
+        probe,
+    }
+}
+
+/// A stop while the blocking loop sits in `read(2)` with nothing in flight (no poll, no task
+/// to wake it) ends it: the stop interrupts the read.
+#[tokio::test]
+async fn blocking_loop_stops_while_blocked_in_read() {
+    use std::io::{BufRead, Write};
+    let Ends {
+        stdio,
+        mut input,
+        output,
+        ..
+    } = ends();
+    let stopper = stdio.stopper();
+    let (server, thread) = serve_on_thread_with_tid(stdio, Config::default(), default_tools());
+    input
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+        .unwrap();
+    // The reply proves the loop is up; then it blocks in read(2) again.
+    let mut line = String::new();
+    std::io::BufReader::new(output)
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+    // The reply was written and read: the next place the loop blocks is the read.
+    thread.until_asleep("back in read(2)").await;
+    stopper.stop(libc::SIGTERM);
+    let (exit, stopped_by) = ended(server).await;
+    assert!(matches!(exit.unwrap(), Exit::Shutdown));
+    assert_eq!(stopped_by, Some(libc::SIGTERM));
+    // Input stays open to the end: only the stop could have ended the loop.
+    drop(input);
+}
+
+/// A stop that comes before the loop starts is not lost.
+#[tokio::test]
+async fn blocking_loop_stopped_before_it_starts() {
+    let Ends { stdio, input, .. } = ends();
+    stdio.stopper().stop(libc::SIGINT);
+    let server = serve_on_thread(stdio, Config::default(), default_tools());
+    let (exit, _) = ended(server).await;
+    assert!(matches!(exit.unwrap(), Exit::Shutdown));
+    drop(input);
+}
+
+/// Signals that land while the loop waits, after EOF, for a tool call still running do not cut
+/// the grace short: the call is answered. (A stop's `SIGURG`, or any signal, interrupts that
+/// wait; here `SIGURG` is sent to the serving thread 20 times while it waits, then the stop
+/// comes, all while the call is held at its gate.) The grace is an hour: only the call's
+/// reply can end the drain, so a wait cut short by a signal shows as `DrainTimedOut`.
+#[tokio::test]
+async fn blocking_loop_interrupted_during_its_eof_drain_still_answers() {
+    use std::io::{Read, Write};
+    let Ends {
+        stdio,
+        mut input,
+        mut output,
+        ..
+    } = ends();
+    let stopper = stdio.stopper();
+    let gates = Gates::default();
+    let mut tools = default_tools();
+    tools.register(Gate::new(&gates)).unwrap();
+    let config = Config {
+        shutdown_grace: Duration::from_secs(3600),
+        ..Config::default()
+    };
+    let (server, thread) = serve_on_thread_with_tid(stdio, config, tools);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                      "params": init_params("2025-06-18")});
+    writeln!(input, "{init}").unwrap();
+    writeln!(
+        input,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .unwrap();
+    writeln!(input, "{}", gate_call(json!("slow"), "slow")).unwrap();
+    drop(input);
+    // The loop read the call (the tool started); EOF is already there to read, so the next
+    // place it blocks is the drain's wait for the held call.
+    gates.started("slow").await;
+    thread.until_asleep("in the EOF drain").await;
+    for i in 0..20 {
+        nix::sys::pthread::pthread_kill(thread.pthread, nix::sys::signal::Signal::SIGURG).unwrap();
+        // Interrupted, it must go back to waiting (not end the drain).
+        thread.until_asleep(&format!("after SIGURG {i}")).await;
+    }
+    stopper.stop(libc::SIGTERM);
+    gates.open("slow");
+    let (exit, stopped_by) = ended(server).await;
+    assert!(
+        matches!(exit.as_ref().unwrap(), Exit::InputClosed),
+        "{exit:?}"
+    );
+    assert_eq!(stopped_by, Some(libc::SIGTERM));
+    let mut rest = String::new();
+    output.read_to_string(&mut rest).unwrap();
+    let replies: Vec<Value> = rest
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(replies.len(), 2, "{rest}");
+    assert_eq!(replies[1]["id"], "slow", "{rest}");
+    assert_eq!(replies[1]["result"]["content"][0]["text"], "passed slow");
+}
+
+/// A client that stops reading blocks the loop in `write(2)`; a stop still ends it, after the
+/// grace, as [`Exit::DrainTimedOut`].
+#[tokio::test]
+async fn blocking_loop_stops_while_blocked_in_write() {
+    use std::io::Write;
+    let Ends {
+        stdio,
+        mut input,
+        output,
+        probe,
+    } = ends();
+    let config = Config {
+        shutdown_grace: Duration::from_millis(200),
+        ..Config::default()
+    };
+    let stopper = stdio.stopper();
+    let mut server = serve_on_thread(stdio, config, default_tools());
+    let writer = std::thread::spawn(move || {
+        let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                      "params": init_params("2025-06-18")});
+        let _ = writeln!(input, "{init}");
+        let _ = writeln!(
+            input,
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}"
+        );
+        // 64 echoes of 16 KiB: 2 MiB of replies against a pipe buffer nobody reads. Blocks
+        // once the server stops reading; ends with an error once the server is gone.
+        let text = "x".repeat(16 * 1024);
+        for id in 1..=64 {
+            let call = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                                          "params": {"name": "echo", "arguments": {"text": text}}});
+            if writeln!(input, "{call}").is_err() {
+                break;
+            }
+        }
+    });
+    // Full output: the loop's next write cannot go through (it has far more to write).
+    probe.until_full("the output pipe").await;
+    assert!(
+        matches!(server.try_recv(), Err(oneshot::error::TryRecvError::Empty)),
+        "the loop should be stuck writing"
+    );
+    stopper.stop(libc::SIGTERM);
+    let exit = ended(server).await.0.unwrap();
+    assert!(
+        matches!(exit, Exit::DrainTimedOut),
+        "the loop ended with {exit:?}, not a timed-out drain"
+    );
+    // The probe holds the server's end open too: the writer only ends once it is gone.
+    drop((output, probe));
+    writer.join().unwrap();
+}
+
+/// EPIPE on the blocking loop's output ends it quietly.
+#[tokio::test]
+async fn blocking_loop_ends_when_its_output_is_closed() {
+    use std::io::Write;
+    let mut ends = ends();
+    ends.close_output();
+    let Ends {
+        stdio,
+        mut input,
+        output,
+        ..
+    } = ends;
+    let server = serve_on_thread(stdio, Config::default(), default_tools());
+    for i in 0..10 {
+        if writeln!(
+            input,
+            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"ping\"}}"
+        )
+        .is_err()
+        {
+            break;
+        }
+    }
+    let exit = ended(server).await;
+    assert!(matches!(exit.0.unwrap(), Exit::OutputClosed));
+    drop((input, output));
+}
+
 /// Runs each named scenario over every transport: `<name>::duplex`, `::pipes`, `::socket`,
-/// `::http`.
+/// `::blocking`, `::http`.
 macro_rules! on_every_transport {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
@@ -1359,6 +1741,12 @@ macro_rules! on_every_transport {
             }
 
             #[tokio::test]
+            async fn blocking() {
+                super::TRANSPORT.with(|t| t.set(super::Transport::Blocking));
+                super::$name().await;
+            }
+
+            #[tokio::test]
             async fn http() {
                 super::TRANSPORT.with(|t| t.set(super::Transport::Http));
                 super::$name().await;
@@ -1367,7 +1755,7 @@ macro_rules! on_every_transport {
     )*};
 }
 
-/// Runs each named scenario over the three stdio transports only.
+/// Runs each named scenario over the four stdio transports only.
 macro_rules! on_stdio {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
@@ -1386,6 +1774,12 @@ macro_rules! on_stdio {
             #[tokio::test]
             async fn socket() {
                 super::TRANSPORT.with(|t| t.set(super::Transport::Socket));
+                super::$name().await;
+            }
+
+            #[tokio::test]
+            async fn blocking() {
+                super::TRANSPORT.with(|t| t.set(super::Transport::Blocking));
                 super::$name().await;
             }
         }

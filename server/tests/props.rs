@@ -97,10 +97,14 @@ proptest! {
         let run = server_check::run_server(&scenario, LIMIT);
         // The shared check: one reply per request, in order, echo text intact.
         server_check::check(&scenario, &run);
-        // Over a socket, as the binary reads and writes one: the same bytes.
+        // Over a socket, as the binary reads and writes one, and on the blocking loop (what
+        // the binary runs on pipes): the same bytes.
         let socket = server_check::run_server_on_socket(&scenario, LIMIT);
         server_check::check(&scenario, &socket);
         prop_assert_eq!(&socket.output, &run.output);
+        let blocking = server_check::run_server_blocking(&scenario, LIMIT);
+        server_check::check(&scenario, &blocking);
+        prop_assert_eq!(&blocking.output, &run.output);
         // And spelled out for this case.
         let replies: Vec<Value> = if lsp {
             let mut out = Vec::new();

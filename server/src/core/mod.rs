@@ -150,7 +150,24 @@ impl<R> Core<R> {
             return;
         };
         let reply = self.lifecycle.tool_reply(running.id, result, running.shape);
-        match running.batch {
+        self.answer(running.batch, reply, out);
+    }
+
+    /// A call could not be run (its transport could not give it a task): its request gets an
+    /// internal error, or for a batch member the batch's reply its error.
+    pub(crate) fn cannot_run(&mut self, call: CallId, why: String, out: &mut Vec<Action<R>>) {
+        let Some(running) = self.calls.end(call, out) else {
+            return;
+        };
+        let e = ServerError::CannotRun(why);
+        tracing::error!("{e}");
+        let reply = Response::error(Some(running.id), e.to_error_object()).into();
+        self.answer(running.batch, reply, out);
+    }
+
+    /// A call's reply: sent, or for a batch member kept until the batch is complete.
+    fn answer(&mut self, batch: Option<calls::Slot>, reply: Outgoing, out: &mut Vec<Action<R>>) {
+        match batch {
             None => out.push(Action::Send(reply)),
             Some(slot) => {
                 if let Some(batch) = self.calls.fill(slot, reply.into_messages()) {

@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 use super::reply::{empty, events, ready, rpc_error, sse, Format, Formats};
 use crate::core::{Action, Core, Served, Work};
 use crate::params::ServerParams;
-use crate::peer::{Answer, Ask, CallId, Peer, PeerError};
+use crate::peer::{Answer, Ask, CallId, Link, Peer, PeerError};
 
 /// Messages a POST's running calls may queue before its response stream takes them.
 const QUEUED: usize = 64;
@@ -107,7 +107,7 @@ impl Conn {
                         });
                         (messages_tx, asks_tx)
                     });
-                    let peer = Peer::new(call, asks.clone());
+                    let peer = Peer::new(call, Link::new(asks.clone(), None));
                     let task = self.spawn(call, work, peer, messages.clone());
                     state.tasks.insert(call, task.clone());
                     if let Some(running) = &mut fed.running {

@@ -1,86 +1,92 @@
-//! One stdio connection's driver state: the input buffer and codec, the [`Core`], the calls it
-//! runs, and the replies waiting to be written. Bytes in, frames to the core, its actions
-//! carried out; nothing here decides anything about the protocol.
+//! One stdio connection's state, whichever loop drives it: the input buffer and codec, the
+//! [`Core`], the replies waiting to be written, and where its calls run ([`Runner`]). Bytes in,
+//! frames to the core, its actions carried out; nothing here decides anything about the
+//! protocol.
 
-use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use futures::future::{AbortHandle, BoxFuture};
-use futures::stream::FuturesUnordered;
-use futures::{FutureExt, StreamExt};
 use mcp_protocol::codec::RawCodec;
 use mcp_protocol::mcp::CallToolResult;
 use mcp_protocol::StdioCodec;
-use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
 use tokio_util::codec::Decoder;
 
-use super::read_now;
 use super::replies::Replies;
 use crate::config::Config;
 use crate::core::{Action, Core, Served, Work};
-use crate::exit::Exit;
 use crate::info::ServerInfo;
-use crate::peer::{Answer, Ask, CallId, Link, Peer, PeerError};
+use crate::peer::{Answer, Ask, CallId, Link, Peer};
 use crate::tools::ToolSet;
 
 /// Bytes a read asks for: the input buffer's capacity.
-const READ_SIZE: usize = 64 * 1024;
+pub(super) const READ_SIZE: usize = 64 * 1024;
 
 /// Requests to the client that running calls may have queued before the loop takes them.
 const ASKS_QUEUED: usize = 64;
 
-/// A running call: its id, and its result (`None` if it was aborted).
-type CallFuture = BoxFuture<'static, (CallId, Option<CallToolResult>)>;
+/// Where a connection's calls run: on the async loop itself, or on a runtime beside the
+/// blocking loop. Either way each ends in [`Connection::ended_call`].
+pub(super) trait Runner {
+    /// Runs `work`, given the `peer` it may ask the client through.
+    fn start(&mut self, call: CallId, work: Work, peer: Peer);
 
-/// What a turn of the loop leaves to do after writing.
-#[derive(Debug)]
-pub(super) enum Turn {
-    /// Go on: wait for input, a call or a request to the client.
-    Go,
-    End(Exit),
+    /// Stops `call`: it was cancelled.
+    fn abort(&mut self, call: CallId);
+
+    /// Called once a running call's request to the client is queued, if the loop does not
+    /// wait on the queue itself.
+    fn notify(&self) -> Option<Arc<dyn Fn() + Send + Sync>> {
+        None
+    }
 }
 
-pub(super) struct Connection {
+/// Why [`Connection::frames`] returned.
+#[derive(Debug)]
+pub(super) enum Frames {
+    /// No whole frame is left: read more (at the end of input: nothing more will come).
+    Idle,
+    /// Enough replies wait ([`Replies::due`]): write them, then handle the rest.
+    Due,
+    /// The input cannot be decoded any further.
+    Failed(io::Error),
+}
+
+pub(super) struct Connection<R> {
     core: Core<Answer>,
     codec: RawCodec,
     /// Read bytes not yet a whole frame.
     input: BytesMut,
     /// Input ended: what is left is decoded as an unterminated last frame.
     ended: bool,
-    /// A burst stopped to write: whole frames wait in `input`, handled before reading.
-    buffered: bool,
     replies: Replies,
-    /// The calls the core handed over, polled by the loop itself.
-    calls: FuturesUnordered<CallFuture>,
-    aborts: HashMap<CallId, AbortHandle>,
-    /// Given to each running call's [`Peer`]; `asks` is where its requests arrive.
+    /// Given to each running call's [`Peer`]; [`asks`](Self::asks) is where its requests
+    /// arrive.
     link: Link,
     asks: mpsc::Receiver<Ask>,
     /// The core's actions, reused from frame to frame.
     actions: Vec<Action<Answer>>,
+    pub(super) runner: R,
 }
 
-impl Connection {
-    pub(super) fn new(config: &Config, tools: Arc<ToolSet>) -> Self {
+impl<R: Runner> Connection<R> {
+    pub(super) fn new(config: &Config, tools: Arc<ToolSet>, runner: R) -> Self {
         let codec = StdioCodec::new(config.framing)
             .with_max_message_bytes(config.max_message_bytes)
             .with_max_header_bytes(config.max_header_bytes);
-        let (link, asks) = mpsc::channel(ASKS_QUEUED);
+        let (asks_tx, asks) = mpsc::channel(ASKS_QUEUED);
+        let link = Link::new(asks_tx, runner.notify());
         Connection {
             core: Core::new(Served::new(tools, ServerInfo::default())),
             codec: RawCodec(codec.clone()),
             input: BytesMut::with_capacity(READ_SIZE),
             ended: false,
-            buffered: false,
             replies: Replies::new(codec),
-            calls: FuturesUnordered::new(),
-            aborts: HashMap::new(),
             link,
             asks,
             actions: Vec::new(),
+            runner,
         }
     }
 
@@ -89,79 +95,38 @@ impl Connection {
         &mut self.replies
     }
 
-    /// Calls still running.
-    pub(super) fn running(&self) -> usize {
-        self.calls.len()
+    /// Where read bytes go. An empty buffer goes back to the start of its allocation first
+    /// (nothing moves: the frames split off it are gone), or each request would land on
+    /// fresh cache lines further on.
+    pub(super) fn input(&mut self) -> &mut BytesMut {
+        if self.input.is_empty() {
+            self.input.reserve(READ_SIZE);
+        }
+        &mut self.input
     }
 
-    /// Waits for the next thing to do and does it: a call that ended, a call's request to
-    /// the client, or input (unless whole frames are buffered already). Cancel-safe.
-    pub(super) async fn next<R: AsyncRead + Unpin>(&mut self, input: &mut R) -> io::Result<Turn> {
-        let buffered = self.buffered;
-        self.reserve_input();
-        let read = tokio::select! {
-            biased;
-            Some((call, result)) = self.calls.next(), if !self.calls.is_empty() => {
-                self.ended_call(call, result)?;
-                return self.more_calls_ended().map(|()| Turn::Go);
-            }
-            Some(ask) = self.asks.recv() => return self.ask(ask).map(|()| Turn::Go),
-            read = read_unless(buffered, input, &mut self.input) => read,
-        };
-        self.burst(input, read)
+    /// Where running calls' requests to the client arrive, where read bytes go, and the
+    /// runner: all at once, for a loop that waits on any of them.
+    pub(super) fn parts(&mut self) -> (&mut mpsc::Receiver<Ask>, &mut BytesMut, &mut R) {
+        self.input();
+        (&mut self.asks, &mut self.input, &mut self.runner)
     }
 
-    /// Drain: waits for one running call to end and encodes its reply; `false` if none runs.
-    /// Input has ended, so a call's request to the client can get no answer: refused.
-    pub(super) async fn wait_for_a_call(&mut self) -> io::Result<bool> {
-        if self.calls.is_empty() {
-            return Ok(false);
-        }
-        tokio::select! {
-            biased;
-            Some((call, result)) = self.calls.next() => self.ended_call(call, result)?,
-            Some(ask) = self.asks.recv() => {
-                let _ = ask.answer.send(Err(PeerError::Closed));
-            }
-        }
-        Ok(true)
+    /// Input ended: the next [`frames`](Self::frames) decodes an unterminated last frame too,
+    /// which is still a frame (answered, or reported).
+    pub(super) fn end_input(&mut self) {
+        self.ended = true;
     }
 
-    /// Handles what was read, and reads on while more is ready at once: one wake-up for a
-    /// burst, stopping to write when replies are due.
-    fn burst<R: AsyncRead + Unpin>(
-        &mut self,
-        input: &mut R,
-        mut read: Option<io::Result<usize>>,
-    ) -> io::Result<Turn> {
-        loop {
-            match read {
-                Some(Ok(0)) => self.ended = true,
-                Some(Ok(_)) | None => {}
-                Some(Err(e)) => return Ok(Turn::End(Exit::ReadFailed(e))),
-            }
-            match self.frames()? {
-                Frames::Due => {
-                    self.buffered = true;
-                    return Ok(Turn::Go);
-                }
-                Frames::Failed(e) => return Ok(Turn::End(Exit::ReadFailed(e))),
-                Frames::Idle if self.ended => return Ok(Turn::End(Exit::InputClosed)),
-                Frames::Idle => self.buffered = false,
-            }
-            self.reserve_input();
-            match read_now(input, &mut self.input) {
-                Some(more) => read = Some(more),
-                None => return Ok(Turn::Go),
-            }
-        }
+    pub(super) fn input_ended(&self) -> bool {
+        self.ended
     }
 
     /// Hands the whole frames read so far to the core, in order, and stops early when replies
     /// are due, so a client on another CPU reads the first replies while later ones are made.
     /// Once input ended nothing stops it: what is left is one last frame at most. `Err` only
     /// if a reply cannot be encoded.
-    fn frames(&mut self) -> io::Result<Frames> {
+    pub(super) fn frames(&mut self) -> io::Result<Frames> {
         loop {
             let frame = if self.ended {
                 self.codec.decode_eof(&mut self.input)
@@ -182,6 +147,36 @@ impl Connection {
         }
     }
 
+    /// A call ended (`None`: it was aborted, and the core forgot it already).
+    pub(super) fn ended_call(
+        &mut self,
+        call: CallId,
+        result: Option<CallToolResult>,
+    ) -> io::Result<()> {
+        if let Some(result) = result {
+            self.core.finished(call, result, &mut self.actions);
+            self.act()?;
+        }
+        Ok(())
+    }
+
+    /// A call could not be given a task to run in: it is answered with an internal error.
+    pub(super) fn cannot_run(&mut self, call: CallId, why: String) -> io::Result<()> {
+        self.core.cannot_run(call, why, &mut self.actions);
+        self.act()
+    }
+
+    /// A running call's request to the client: written, or refused at once.
+    pub(super) fn ask(&mut self, ask: Ask) -> io::Result<()> {
+        match self.core.ask(ask.call, ask.method, ask.params, ask.answer) {
+            Ok(request) => self.replies.encode(request),
+            Err((answer, why)) => {
+                let _ = answer.send(Err(why));
+                Ok(())
+            }
+        }
+    }
+
     /// Carries out the core's actions.
     fn act(&mut self) -> io::Result<()> {
         let mut actions = std::mem::take(&mut self.actions);
@@ -193,12 +188,11 @@ impl Connection {
                         result = Err(e);
                     }
                 }
-                Action::Start(call, work) => self.start(call, work),
-                Action::Abort(call) => {
-                    if let Some(handle) = self.aborts.remove(&call) {
-                        handle.abort();
-                    }
+                Action::Start(call, work) => {
+                    let peer = Peer::new(call, self.link.clone());
+                    self.runner.start(call, work, peer);
                 }
+                Action::Abort(call) => self.runner.abort(call),
                 Action::Answer(answer, outcome) => {
                     // The call may have stopped waiting: then nobody wants the answer.
                     let _ = answer.send(outcome);
@@ -208,77 +202,4 @@ impl Connection {
         self.actions = actions;
         result
     }
-
-    fn start(&mut self, call: CallId, work: Work) {
-        let peer = Peer::new(call, self.link.clone());
-        let (running, handle) = futures::future::abortable(work(peer));
-        self.aborts.insert(call, handle);
-        self.calls
-            .push(running.map(move |result| (call, result.ok())).boxed());
-    }
-
-    /// A call ended (`None`: it was aborted, and the core forgot it already).
-    fn ended_call(&mut self, call: CallId, result: Option<CallToolResult>) -> io::Result<()> {
-        self.aborts.remove(&call);
-        if let Some(result) = result {
-            self.core.finished(call, result, &mut self.actions);
-            self.act()?;
-        }
-        Ok(())
-    }
-
-    /// Other calls that ended meanwhile, until replies are due.
-    fn more_calls_ended(&mut self) -> io::Result<()> {
-        while !self.replies.due() {
-            match self.calls.next().now_or_never() {
-                Some(Some((call, result))) => self.ended_call(call, result)?,
-                _ => break,
-            }
-        }
-        Ok(())
-    }
-
-    /// A running call's request to the client: written, or refused at once.
-    fn ask(&mut self, ask: Ask) -> io::Result<()> {
-        match self.core.ask(ask.call, ask.method, ask.params, ask.answer) {
-            Ok(request) => self.replies.encode(request),
-            Err((answer, why)) => {
-                let _ = answer.send(Err(why));
-                Ok(())
-            }
-        }
-    }
-
-    /// An empty input buffer goes back to the start of its allocation before a read (nothing
-    /// moves: the frames split off it are gone), or each request would land on fresh cache
-    /// lines further on.
-    fn reserve_input(&mut self) {
-        if self.input.is_empty() {
-            self.input.reserve(READ_SIZE);
-        }
-    }
-}
-
-/// Why [`Connection::frames`] returned.
-enum Frames {
-    /// No whole frame is left: read more (at the end of input: nothing more will come).
-    Idle,
-    /// Enough replies wait ([`Replies::due`]): write them, then handle the rest.
-    Due,
-    /// The input cannot be decoded any further.
-    Failed(io::Error),
-}
-
-/// Reads into `buf`, unless whole frames are `buffered` already (`None`). Cancel-safe: a read
-/// that did not complete read nothing.
-async fn read_unless<R: AsyncRead + Unpin>(
-    buffered: bool,
-    input: &mut R,
-    buf: &mut BytesMut,
-) -> Option<io::Result<usize>> {
-    use tokio::io::AsyncReadExt;
-    if buffered {
-        return None;
-    }
-    Some(input.read_buf(buf).await)
 }

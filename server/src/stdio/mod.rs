@@ -11,138 +11,27 @@
 //! [`streams`] gives the process's stdin and stdout on the reactor: pipes and sockets, as
 //! MCP hosts give them.
 
+mod blocking;
 mod connection;
 mod pacing;
 mod replies;
+mod serve;
 mod socket;
 mod streams;
 
-use std::future::Future;
-use std::io;
-use std::sync::Arc;
-
-use futures::FutureExt;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-
-use self::connection::{Connection, Turn};
-use self::replies::Replies;
+pub use self::blocking::{serve_blocking, BlockingStdio, Stopper};
+pub use self::serve::serve;
 pub use self::socket::Socket;
-pub use self::streams::{streams, Input, Output, OUTPUT_PIPE_BYTES};
-use crate::config::Config;
-use crate::exit::Exit;
-use crate::tools::ToolSet;
-
-/// Serves one MCP connection over `input`/`output` until input ends, `shutdown` completes, or
-/// the output is closed. Returns `Err` only if writing fails for a reason other than a closed
-/// pipe.
-pub async fn serve<R, W, S>(
-    mut input: R,
-    mut output: W,
-    config: &Config,
-    tools: Arc<ToolSet>,
-    shutdown: S,
-) -> io::Result<Exit>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-    S: Future<Output = ()>,
-{
-    let mut conn = Connection::new(config, tools);
-    tokio::pin!(shutdown);
-    let exit = loop {
-        let turn = tokio::select! {
-            biased;
-            () = &mut shutdown => break Exit::Shutdown,
-            turn = conn.next(&mut input) => turn,
-        };
-        // Write before reading on, and let a signal interrupt a write the peer never drains.
-        let written = tokio::select! {
-            biased;
-            () = &mut shutdown => break Exit::Shutdown,
-            written = write_all(&mut output, conn.out()) => written,
-        };
-        match written {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => break Exit::OutputClosed,
-            Err(e) => return Err(e),
-        }
-        if let Turn::End(exit) = turn? {
-            break exit;
-        }
-    };
-    drain(conn, output, config, exit).await
-}
-
-/// After the loop: logs how it ended, then answers and writes what was read (the replies made,
-/// then each running call's) within the grace, unless the output is gone.
-async fn drain<W: AsyncWrite + Unpin>(
-    mut conn: Connection,
-    mut output: W,
-    config: &Config,
-    exit: Exit,
-) -> io::Result<Exit> {
-    match &exit {
-        Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
-        other => tracing::debug!(?other, "input loop ended"),
-    }
-    if matches!(exit, Exit::OutputClosed) {
-        tracing::debug!("output closed by the peer; exiting");
-        return Ok(exit);
-    }
-    let grace = config.shutdown_grace;
-    let drained = tokio::time::timeout(grace, async {
-        loop {
-            write_all(&mut output, conn.out()).await?;
-            if !conn.wait_for_a_call().await? {
-                return Ok::<(), io::Error>(());
-            }
-        }
-    })
-    .await;
-    match drained {
-        Ok(Ok(())) => Ok(exit),
-        Err(_elapsed) => {
-            tracing::warn!(
-                running = conn.running(),
-                grace = ?grace,
-                "gave up waiting for replies to be answered and flushed"
-            );
-            Ok(Exit::DrainTimedOut)
-        }
-        Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
-            tracing::debug!("output closed by the peer; exiting");
-            Ok(Exit::OutputClosed)
-        }
-        Ok(Err(e)) => Err(e),
-    }
-}
-
-/// Writes every reply and flushes. Cancel-safe: what was written is gone from `out`, the rest
-/// stays for the next call.
-async fn write_all<W: AsyncWrite + Unpin>(io: &mut W, out: &mut Replies) -> io::Result<()> {
-    while !out.unwritten().is_empty() {
-        match io.write(out.unwritten()).await? {
-            0 => return Err(io::ErrorKind::WriteZero.into()),
-            n => out.wrote(n),
-        }
-    }
-    io.flush().await
-}
-
-/// Reads into `buf` once, if bytes are ready now (`None` if not).
-fn read_now<R: AsyncRead + Unpin>(
-    input: &mut R,
-    buf: &mut bytes::BytesMut,
-) -> Option<io::Result<usize>> {
-    use tokio::io::AsyncReadExt;
-    input.read_buf(buf).now_or_never()
-}
+pub use self::streams::{blocking, streams, Input, Output, OUTPUT_PIPE_BYTES};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+    use crate::exit::Exit;
     use crate::tools::default_tools;
     use serde_json::{json, Value};
+    use std::sync::Arc;
 
     /// Serves `input` (newline-delimited) to its end; returns every reply, parsed.
     async fn replies(input: &str) -> Vec<Value> {

@@ -1,10 +1,10 @@
-//! The process's stdin and stdout as async streams on the reactor.
+//! The process's stdin and stdout: for the blocking loop, or as async streams on the reactor.
 //!
 //! MCP hosts give their servers pipes (Python, Rust, Go hosts) or Unix sockets (Node-based
 //! hosts: Claude Code, Cursor, Claude Desktop; libuv makes child stdio from socketpairs).
-//! A pipe is reopened through `/proc/self/fd` as a non-blocking pipe of tokio's: the reopen
-//! makes a new open file description, so the O_NONBLOCK never leaks to a peer that shares
-//! the original. A socket cannot be reopened; it is read and written with `MSG_DONTWAIT`
+//! Pipes are reopened through `/proc/self/fd`, for the blocking loop ([`blocking`]) or as
+//! non-blocking pipes of tokio's: the reopen makes a new open file description, so whatever
+//! is set on it (O_NONBLOCK) never leaks to a peer that shares the original. A socket cannot be reopened; it is read and written with `MSG_DONTWAIT`
 //! instead ([`Socket`]). Anything else (a terminal, a file, no `/proc` for a pipe) gets
 //! tokio's `stdin()`/`stdout()`, which do each read and write on a blocking thread.
 
@@ -16,10 +16,29 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::unix::pipe;
 
+use super::blocking::BlockingStdio;
 use super::socket::Socket;
 
 pub type Input = Box<dyn AsyncRead + Unpin + Send>;
 pub type Output = Box<dyn AsyncWrite + Unpin + Send>;
+
+/// stdin and stdout for the blocking loop, if both are pipes, reopened; `None` if not (then use
+/// [`streams`]).
+pub fn blocking() -> Option<io::Result<BlockingStdio>> {
+    let input = reopen_pipe(0, false)?;
+    let output = reopen_pipe(1, true)?;
+    let blocking = |pipe: &std::fs::File| -> io::Result<()> {
+        use nix::fcntl::{fcntl, FcntlArg, OFlag};
+        let flags = OFlag::from_bits_truncate(fcntl(pipe, FcntlArg::F_GETFL)?);
+        fcntl(pipe, FcntlArg::F_SETFL(flags - OFlag::O_NONBLOCK))?;
+        Ok(())
+    };
+    Some(
+        blocking(&input)
+            .and_then(|()| blocking(&output))
+            .and_then(|()| BlockingStdio::new(input, output)),
+    )
+}
 
 /// stdin and stdout, on the reactor where they are pipes or sockets. Must run inside the
 /// runtime.
