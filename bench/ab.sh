@@ -3,7 +3,7 @@
 # pipes and over a socketpair (what Node-based hosts give their servers), unpinned and on
 # pinned pairs (--pin same: server and driver on one CPU; --pin split: a CPU each).
 #
-#   bench/ab.sh [--rounds R] [--calls N] [--variants DIR] [--out FILE]
+#   bench/ab.sh [--rounds R] [--calls N] [--variants DIR] [--current PATH] [--out FILE]
 #
 # The pieces, as they stood at BASE (below): the blocking stdio loop (plain blocking read(2)
 # and write(2) on the main thread, stopped by SIGURG), the write pacing (getrusage after each
@@ -16,8 +16,10 @@
 # stdio binary). Unless --variants DIR holds them already (mcp-echo-server,
 # mcp-echo-server-http, mcp-echo-server-linked, mcp-bench), they are built in a temporary
 # worktree. Each invocation is one fresh server process measured at 64 B and 16 KiB, windows 1
-# and 64; rounds rotate the order. bench/summarize_ab.py writes the medians and the verdicts
-# into FILE (default BENCHMARKS.md) between its markers. Run on a quiet machine.
+# and 64; rounds rotate the order. Today's server (--current, default target/release/
+# mcp-echo-server: build it with bench/setup.sh) runs beside them, so each piece is also judged
+# against what ships. bench/summarize_ab.py writes the medians and the verdicts into FILE
+# (default BENCHMARKS.md) between its markers. Run on a quiet machine.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -27,6 +29,7 @@ BASE=b87ebca
 rounds=5
 calls=50000
 variants=""
+current="${CARGO_TARGET_DIR:-$root/target}/release/mcp-echo-server"
 out="$root/BENCHMARKS.md"
 orig_args=("$@")
 while [ $# -gt 0 ]; do
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --calls) calls=$2; shift 2 ;;
     --variants) variants=$2; shift 2 ;;
+    --current) current=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ab.sh: unknown argument $1" >&2; exit 2 ;;
@@ -57,7 +61,7 @@ fi
 bench="$variants/mcp-bench"
 split="$variants/mcp-echo-server"
 linked="$variants/mcp-echo-server-linked"
-for f in "$bench" "$split" "$variants/mcp-echo-server-http" "$linked"; do
+for f in "$bench" "$split" "$variants/mcp-echo-server-http" "$linked" "$current"; do
   [ -x "$f" ] || { echo "ab.sh: $f missing" >&2; exit 2; }
 done
 
@@ -68,12 +72,12 @@ common=(--runs 1 --format json --payload 64,16384 --window 1,64 --timeout 120 --
 
 # One configuration per line: SERVER STDIO PLACEMENT. SERVER: blocking (the loop the base
 # binary picks on pipes and sockets), async (MCP_ECHO_AB_LOOP=async), async-nopace (and
-# MCP_ECHO_AB_PACING=off), linked (async, with the HTTP stack linked in), floor (mcp-bench
-# --floor). PLACEMENT: free (unpinned), same, split.
+# MCP_ECHO_AB_PACING=off), linked (async, with the HTTP stack linked in), current (today's
+# server), floor (mcp-bench --floor). PLACEMENT: free (unpinned), same, split.
 configs=()
 for stdio in pipes socket; do
   for place in free same split; do
-    for server in blocking async async-nopace floor; do
+    for server in blocking async async-nopace current floor; do
       configs+=("$server $stdio $place")
     done
   done
@@ -88,6 +92,7 @@ invocation_of() {
     async) env=(MCP_ECHO_AB_LOOP=async) ;;
     async-nopace) env=(MCP_ECHO_AB_LOOP=async MCP_ECHO_AB_PACING=off) ;;
     linked) env=(MCP_ECHO_AB_LOOP=async); program=("$linked") ;;
+    current) program=("$current") ;;
     floor) program=() ;;
   esac
   if [ "$server" = floor ]; then
@@ -115,6 +120,7 @@ done
 cut -d" " -f1-3 /proc/loadavg > "$dir/loadavg-end" 2>/dev/null || true
 echo "total $(( $(date +%s) - start ))s; raw results in ${dir#"$root"/}"
 stat -c '%n %s' "$split" "$linked" "$variants/mcp-echo-server-http" > "$dir/sizes"
+echo "current $(stat -c %s "$current")" >> "$dir/sizes"
 
 invocation="bench/ab.sh${orig_args[*]:+ ${orig_args[*]}}"
 python3 "$here/summarize_ab.py" --results "$dir" --out "$out" --invocation "$invocation" \

@@ -32,10 +32,12 @@ PLACES = [("free", "unpinned"), ("same", "pinned, one CPU (`--pin same`)"),
           ("split", "pinned, a CPU each (`--pin split`)")]
 SERVERS = [("blocking", "blocking loop, pacing"), ("async", "async loop, pacing"),
            ("async-nopace", "async loop, no pacing"), ("linked", "async loop, HTTP linked in"),
-           ("floor", "floor")]
+           ("current", "today's server"), ("floor", "floor")]
 # (piece, configuration with it, without it, the figures it is judged on, where)
 PIECES = [
     ("the blocking loop", "blocking", "async", FIGURES, [p for p, _ in PLACES]),
+    ("the blocking loop, against today's server", "blocking", "current", FIGURES,
+     [p for p, _ in PLACES]),
     ("write pacing", "async", "async-nopace", FIGURES, [p for p, _ in PLACES]),
     ("the exec split", "async", "linked", [f for f in FIGURES if f[1] in ("start", "rss")], ["free"]),
 ]
@@ -106,7 +108,8 @@ def sizes(results):
     for line in lines:
         if line.strip():
             path, n = line.rsplit(" ", 1)
-            md.append(f"| `{os.path.basename(path)}` | {int(n):,} |")
+            name = "today's `mcp-echo-server`" if path == "current" else f"`{os.path.basename(path)}`"
+            md.append(f"| {name} | {int(n):,} |")
     return md + [""]
 
 
@@ -142,7 +145,7 @@ def main():
     md.append("### Each piece against its absence\n")
     for piece in PIECES:
         md += piece_section(data, *piece)
-    md.append("Executables of the measurement build:\n")
+    md.append("Executables of the measurement build, and today's:\n")
     md += sizes(args.results)
     s.finish_section(md, manifest, args.out, BEGIN, END)
 
