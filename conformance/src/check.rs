@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use mcp_client::TranscriptEntry;
+use crate::transcript::TranscriptEntry;
 use serde::{Deserialize, Serialize};
 
 /// How binding the requirement behind a check is.

@@ -2,7 +2,7 @@
 //! Compatibility with Initialization-Based Versions): what the two start-up probes found,
 //! judged. The probes themselves are [`crate::startup`]'s.
 
-use mcp_client::TranscriptEntry;
+use crate::transcript::TranscriptEntry;
 use mcp_protocol::mcp::modern;
 use serde_json::Value;
 

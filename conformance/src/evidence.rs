@@ -8,8 +8,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use mcp_client::raw::Direction;
-use mcp_client::TranscriptEntry;
+use crate::transcript::Direction;
+use crate::transcript::TranscriptEntry;
 
 use crate::mismatch::Kind;
 

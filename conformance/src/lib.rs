@@ -35,6 +35,7 @@ mod select;
 mod session;
 mod startup;
 mod target;
+mod transcript;
 mod transport;
 
 pub use crate::check::{CheckInfo, Level, Session, Transport};

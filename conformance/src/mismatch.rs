@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mcp_client::TranscriptEntry;
+use crate::transcript::TranscriptEntry;
 use serde::Serialize;
 use serde_json::Value;
 

@@ -20,9 +20,9 @@ use crate::progress::Tracker;
 use crate::select::{not_applicable, select, ExpectedFailures};
 use crate::session::{Ctx, Memos, Slot};
 use crate::target::Target;
+use crate::transcript::Direction;
+use crate::transcript::TranscriptEntry;
 use crate::transport::http::server as http_server;
-use mcp_client::raw::Direction;
-use mcp_client::TranscriptEntry;
 use mcp_protocol::mcp::modern;
 
 /// Everything the checks of one target share.

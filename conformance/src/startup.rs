@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use mcp_client::raw::Direction;
+use crate::transcript::Direction;
 
 use serde_json::{json, Value};
 

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_client::RawEvent;
+use crate::transport::RawEvent;
 use mcp_protocol::{FrameError, Framing};
 use serde_json::Value;
 

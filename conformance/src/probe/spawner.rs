@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_client::RawConnection;
+use crate::transport::StdioConn;
 
 use crate::transport::{Conn, HttpConn};
 
@@ -61,7 +61,7 @@ impl Spawner {
                 self.config.wait,
             )),
             _ => Conn::Stdio(
-                RawConnection::spawn(
+                StdioConn::spawn(
                     &self.target.command,
                     self.config.framing,
                     self.config.max_message_bytes,

@@ -329,7 +329,7 @@ fn escape(s: &str, attribute: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use mcp_client::raw::Direction;
+    use crate::transcript::Direction;
 
     use super::*;
     use crate::check::{Level, Outcome, Status};

@@ -11,7 +11,7 @@ pub mod transcript;
 
 use std::time::Duration;
 
-use mcp_client::raw::Direction;
+use crate::transcript::Direction;
 
 use crate::check::{Status, TargetReport};
 
@@ -225,8 +225,8 @@ pub(crate) mod tests {
 
     use std::time::Duration;
 
-    use mcp_client::raw::Direction;
-    use mcp_client::TranscriptEntry;
+    use crate::transcript::Direction;
+    use crate::transcript::TranscriptEntry;
     use serde_json::json;
 
     use super::*;

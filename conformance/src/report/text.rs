@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use mcp_client::TranscriptEntry;
+use crate::transcript::TranscriptEntry;
 
 use super::{
     areas, direction_name, eras_text, one_line, server_label, starts_text, tail, target_failed,
@@ -555,7 +555,7 @@ fn wrap(text: &str, first: usize, next: usize) -> Vec<String> {
 mod tests {
     use std::time::Duration;
 
-    use mcp_client::raw::Direction;
+    use crate::transcript::Direction;
 
     use super::*;
     use crate::check::{Level, Outcome, Status};

@@ -1,4 +1,4 @@
-//! How a probe reaches its server: a process's stdio ([`RawConnection`]) or a Streamable HTTP
+//! How a probe reaches its server: a process's stdio ([`StdioConn`]) or a Streamable HTTP
 //! endpoint ([`HttpConn`]). Both hand out the same [`RawEvent`] frames and keep the same
 //! transcript, so checks are written once; what only a process has (stdin, signals, an exit,
 //! stderr) is absent over HTTP.
@@ -6,17 +6,22 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use mcp_client::{RawConnection, RawEvent, TranscriptEntry};
 use mcp_protocol::Framing;
 
-pub mod http;
+use crate::transcript::TranscriptEntry;
 
+mod event;
+pub mod http;
+mod stdio;
+
+pub use event::RawEvent;
 pub use http::{Endpoint, HttpConn};
+pub use stdio::StdioConn;
 
 /// One connection to the server under test.
 #[derive(Debug)]
 pub enum Conn {
-    Stdio(RawConnection),
+    Stdio(StdioConn),
     Http(HttpConn),
 }
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_client::raw::Direction;
+use crate::transcript::Direction;
 use mcp_protocol::http::{EVENT_STREAM, JSON, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID};
 use mcp_protocol::mcp::modern::VERSION;
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};

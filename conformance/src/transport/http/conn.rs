@@ -13,9 +13,10 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use crate::transcript::Direction;
+use crate::transcript::TranscriptEntry;
+use crate::transport::RawEvent;
 use bytes::Bytes;
-use mcp_client::raw::Direction;
-use mcp_client::{RawEvent, TranscriptEntry};
 use mcp_protocol::http::{
     encode_header_value, mirrored_name, JSON, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID,
 };

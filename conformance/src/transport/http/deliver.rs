@@ -5,10 +5,10 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::transcript::Direction;
+use crate::transport::RawEvent;
 use bytes::Bytes;
 use futures::StreamExt;
-use mcp_client::raw::Direction;
-use mcp_client::RawEvent;
 use mcp_protocol::http::{SseReader, EVENT_STREAM, SESSION_ID};
 use mcp_protocol::FrameError;
 use serde_json::Value;
