@@ -5,7 +5,9 @@
 //! once for several checks); each one's part is headed by an event entry naming it, and every
 //! timestamp counts from the check's start, so the parts read as one timeline.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Instant;
 
 use crate::transcript::Direction;
@@ -47,12 +49,6 @@ impl Trace {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Collected> {
-        self.collected
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Adds one process's part: `header` (what the process is), then its entries (timed since
     /// the process was spawned at `spawned`), re-timed to the check's clock and bounded.
     pub fn add_process(&self, header: String, entries: Vec<TranscriptEntry>, spawned: Instant) {
@@ -74,7 +70,7 @@ impl Trace {
             .collect();
         part = bounded_transcript(part);
         let at_ms = part.first().map_or(0.0, |e| e.at_ms);
-        let mut c = self.lock();
+        let mut c = self.collected.lock();
         c.transcript.push(TranscriptEntry {
             at_ms,
             direction: Direction::Event,
@@ -84,12 +80,12 @@ impl Trace {
     }
 
     pub fn add_stderr(&self, lines: Vec<String>) {
-        self.lock().stderr.extend(lines);
+        self.collected.lock().stderr.extend(lines);
     }
 
     /// A wait ended on a mismatch: the check is blocked (the first reason is kept).
     pub fn block(&self, kind: Kind, why: String) {
-        let mut c = self.lock();
+        let mut c = self.collected.lock();
         if c.blocked.is_none() {
             c.blocked = Some((kind, why));
         }
@@ -98,12 +94,12 @@ impl Trace {
     /// Forgets a mismatch met so far: for an observation whose judges do not read the replies
     /// it waited for (what stdout held, how the process ended).
     pub fn clear_blocked(&self) {
-        self.lock().blocked = None;
+        self.collected.lock().blocked = None;
     }
 
     /// Takes over what another collector holds (an observation several checks share).
     pub fn absorb(&self, other: &Collected) {
-        let mut c = self.lock();
+        let mut c = self.collected.lock();
         c.transcript.extend(other.transcript.iter().cloned());
         c.stderr.extend(other.stderr.iter().cloned());
         if c.blocked.is_none() {
@@ -112,7 +108,7 @@ impl Trace {
     }
 
     pub fn take(&self) -> Collected {
-        std::mem::take(&mut *self.lock())
+        std::mem::take(&mut *self.collected.lock())
     }
 
     /// Milliseconds since the check started.

@@ -5,7 +5,9 @@
 //! a check whose wait ended on it is BLOCKED by that owner. An id equal by value but not by
 //! form is matched leniently, so the run goes on and judges the rest.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use crate::transcript::TranscriptEntry;
 use serde::Serialize;
@@ -95,7 +97,7 @@ pub struct Findings(Arc<Mutex<Vec<Finding>>>);
 impl Findings {
     /// Records a finding; one of a kind already recorded only counts.
     pub fn record(&self, finding: Finding) {
-        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all = self.0.lock();
         match all.iter_mut().find(|f| f.kind == finding.kind) {
             Some(f) => f.count += 1,
             None => all.push(finding),
@@ -107,10 +109,7 @@ impl Findings {
     }
 
     pub fn all(&self) -> Vec<Finding> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.0.lock().clone()
     }
 }
 

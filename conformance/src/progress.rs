@@ -2,9 +2,9 @@
 //! per finished check (`[12/65] lifecycle.ping PASS 0.2s`) for CI logs, which must show that a
 //! run is moving.
 
+use parking_lot::Mutex;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use crate::check::CheckResult;
 use crate::config::Progress;

@@ -3,7 +3,9 @@
 //! `--jobs` at once; every wait bounded. Then the root causes found on the way are given to
 //! the checks that own them, and expected failures applied.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
@@ -352,13 +354,10 @@ async fn run_group<'a>(
             continue;
         }
         let trace = Trace::new(&check.info.id);
-        let empty = slot
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_none();
+        let empty = slot.lock().is_none();
         if empty {
             match new_session(env, kind, &trace).await {
-                Ok(probe) => *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(probe),
+                Ok(probe) => *slot.lock() = Some(probe),
                 Err(e) => {
                     let started = Instant::now();
                     let mut result = decided(
@@ -378,21 +377,17 @@ async fn run_group<'a>(
         let mut outcome = run_body(env, check, &trace, Some(Arc::clone(&slot))).await;
         // A server that died after the last check's replies is found dead by this one: not
         // this check's doing, so it runs again, once, in a new session.
-        let found_dead = slot
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .is_some_and(Probe::found_dead);
+        let found_dead = slot.lock().as_ref().is_some_and(Probe::found_dead);
         if found_dead {
-            *slot.lock().unwrap_or_else(PoisonError::into_inner) = None;
+            *slot.lock() = None;
             if let Ok(probe) = new_session(env, kind, &trace).await {
-                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(probe);
+                *slot.lock() = Some(probe);
                 outcome = run_body(env, check, &trace, Some(Arc::clone(&slot))).await;
             }
         }
         let cut = outcome_was_cut(&outcome);
         let last = out.len() + 1 == total;
-        let mut probe = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let mut probe = slot.lock().take();
         // Before the next check, the session must still answer: a ping (server/discover)
         // after the check's own requests tells, so a server that dies or goes quiet because
         // of this check is named here, not in the next one. Its frames are this check's.
@@ -434,7 +429,7 @@ async fn run_group<'a>(
             probe = None;
         }
         if !probe.as_ref().is_some_and(Probe::gone) {
-            *slot.lock().unwrap_or_else(PoisonError::into_inner) = probe;
+            *slot.lock() = probe;
         }
         env.progress.finished(&result);
         out.push((i, result));

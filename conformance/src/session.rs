@@ -7,7 +7,9 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use crate::config::RunConfig;
 use crate::era::EraReport;
@@ -75,7 +77,7 @@ impl Ctx {
         let Some(slot) = &self.shared else {
             return Ok(None);
         };
-        let probe = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let probe = slot.lock().take();
         let mut probe = probe.ok_or_else(|| "the shared session is in use or gone".to_owned())?;
         probe.rebind(&self.trace, label);
         Ok(Some(Lease {
@@ -161,11 +163,7 @@ impl Ctx {
     /// Starting a server can take seconds; this saves one start per version.
     pub async fn after_initialize(&self, version: &str) -> Result<(Probe, Value), String> {
         let init = self.initialized(version).await;
-        let left = init
-            .process
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let left = init.process.lock().take();
         if let (Some(mut probe), Ok(reply)) = (left, &init.reply) {
             probe.rebind(
                 &self.trace,
@@ -193,7 +191,7 @@ type MemoCell = Arc<tokio::sync::OnceCell<Arc<dyn Any + Send + Sync>>>;
 
 impl Memos {
     fn cell(&self, key: &str) -> MemoCell {
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = self.0.lock();
         Arc::clone(map.entry(key.to_owned()).or_default())
     }
 }
@@ -235,6 +233,6 @@ impl Drop for Lease {
             return;
         };
         probe.flush_evidence();
-        *home.lock().unwrap_or_else(PoisonError::into_inner) = Some(probe);
+        *home.lock() = Some(probe);
     }
 }

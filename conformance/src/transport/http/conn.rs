@@ -10,7 +10,9 @@
 //! JSON-RPC allows); anything else (a notification, bytes that are no request) is POSTed and
 //! its reply read before `send` returns, so a barrier sent after it is answered after it.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::transcript::Direction;
@@ -101,11 +103,7 @@ impl HttpConn {
 
     /// The session id the server gave, if any.
     pub fn session(&self) -> Option<String> {
-        self.lock().session.clone()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Learned> {
-        self.learned.lock().unwrap_or_else(PoisonError::into_inner)
+        self.learned.lock().session.clone()
     }
 
     /// POSTs one JSON-RPC message.
@@ -140,7 +138,7 @@ impl HttpConn {
         let mut h = self.endpoint.header_map();
         h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
         h.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
-        let learned = self.lock();
+        let learned = self.learned.lock();
         let mut set = |name: &'static str, value: &str| {
             if let Ok(v) = HeaderValue::from_str(value) {
                 h.insert(HeaderName::from_static(name), v);
@@ -198,7 +196,7 @@ impl HttpConn {
         let is_request = request_id.is_some();
         if message.as_ref().and_then(|m| m.get("method")) == Some(&Value::from("initialize")) {
             if let Some(id) = message.as_ref().and_then(|m| m.get("id")) {
-                self.lock().initialize_ids.push(id.clone());
+                self.learned.lock().initialize_ids.push(id.clone());
             }
         }
         let request = self

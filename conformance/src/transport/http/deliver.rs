@@ -3,7 +3,9 @@
 //! is not one JSON message) is handed on as bytes that are not a message, as garbage on stdout
 //! would be.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use crate::transcript::Direction;
 use crate::transport::RawEvent;
@@ -113,7 +115,7 @@ impl Delivery {
     /// The version an `initialize` reply negotiated.
     fn learn(&self, v: &Value) {
         let version = v.pointer("/result/protocolVersion").and_then(Value::as_str);
-        let mut learned = self.learned.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut learned = self.learned.lock();
         if let (Some(version), Some(id)) = (version, v.get("id")) {
             if learned.initialize_ids.contains(id) {
                 learned.version = Some(version.to_owned());
@@ -132,7 +134,7 @@ pub(super) async fn deliver(resp: reqwest::Response, d: &Delivery) {
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     if let Some(session) = &session {
-        let mut learned = d.learned.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut learned = d.learned.lock();
         learned.session.get_or_insert_with(|| session.clone());
     }
     let mut line = format!("HTTP {status}");

@@ -1,7 +1,9 @@
 //! An HTTP connection's transcript: what was POSTed and what came back, in the same entries
 //! a process's transcript has. Bounded: past [`KEEP`] entries only the count grows.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Instant;
 
 use crate::transcript::Direction;
@@ -47,7 +49,7 @@ impl Log {
             text.truncate(end);
             text.push_str(&format!("… ({total} bytes)"));
         }
-        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut inner = self.inner.lock();
         if inner.entries.len() >= KEEP {
             inner.dropped += 1;
             return;
@@ -60,15 +62,11 @@ impl Log {
     }
 
     pub fn mark(&self) -> usize {
-        self.inner
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entries
-            .len()
+        self.inner.lock().entries.len()
     }
 
     pub fn since(&self, mark: usize) -> Vec<TranscriptEntry> {
-        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let inner = self.inner.lock();
         inner
             .entries
             .get(mark..)

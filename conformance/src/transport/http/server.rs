@@ -4,7 +4,9 @@
 
 use std::collections::VecDeque;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use mcp_client::ServerCommand;
@@ -48,7 +50,7 @@ pub async fn start(
         tokio::spawn(async move {
             let mut lines = BufReader::new(pipe).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut tail = tail.lock();
                 if tail.len() == TAIL {
                     tail.pop_front();
                 }
@@ -86,7 +88,7 @@ pub async fn start(
 
 impl ServerProcess {
     fn stderr_note(&self) -> String {
-        let tail = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
+        let tail = self.stderr.lock();
         if tail.is_empty() {
             return String::new();
         }
