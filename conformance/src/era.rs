@@ -9,6 +9,13 @@ use serde_json::Value;
 use crate::mismatch::Kind;
 use crate::pattern::{describe, short};
 
+/// A protocol era: legacy (the `initialize` handshake) or modern (2026-07-28, stateless).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    Legacy,
+    Modern,
+}
+
 /// What the era probes found about one server.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EraReport {
@@ -81,11 +88,10 @@ impl EraReport {
     }
 
     /// Does the server declare `capability` (e.g. `tools`) in the era a check runs in?
-    pub fn declares(&self, capability: &str, modern: bool) -> bool {
-        let capabilities = if modern {
-            &self.modern_capabilities
-        } else {
-            &self.legacy_capabilities
+    pub fn declares(&self, capability: &str, era: Era) -> bool {
+        let capabilities = match era {
+            Era::Modern => &self.modern_capabilities,
+            Era::Legacy => &self.legacy_capabilities,
         };
         capabilities
             .as_ref()
@@ -199,8 +205,8 @@ mod tests {
         assert!(dual
             .summary()
             .starts_with("dual-era: server/discover → a DiscoverResult"));
-        assert!(dual.declares("tools", true));
-        assert!(!dual.declares("tools", false));
+        assert!(dual.declares("tools", Era::Modern));
+        assert!(!dual.declares("tools", Era::Legacy));
 
         let legacy = conclude(Ok(error(-32601)), Ok(initialize_ok()));
         assert_eq!(

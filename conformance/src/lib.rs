@@ -23,6 +23,7 @@ pub mod cli;
 mod config;
 mod era;
 mod evidence;
+mod ids;
 mod mismatch;
 mod pattern;
 mod probe;

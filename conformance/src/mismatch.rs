@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::ids::{self, CheckId};
 use crate::transcript::TranscriptEntry;
 use serde::Serialize;
 use serde_json::Value;
@@ -36,14 +37,14 @@ pub enum Kind {
 
 impl Kind {
     /// The check whose rule the mismatch breaks.
-    pub fn owner(self) -> &'static str {
+    pub fn owner(self) -> CheckId {
         match self {
-            Kind::IdForm => "jsonrpc.ids-echoed",
-            Kind::SpreadOverLines => "framing.no-embedded-newlines",
-            Kind::OtherFraming => "framing.replies-in-kind",
-            Kind::NoId => "jsonrpc.responses-well-formed",
-            Kind::UnknownId => "jsonrpc.ids-echoed",
-            Kind::SilentStart => "lifecycle.initialize-result",
+            Kind::IdForm => ids::JSONRPC_IDS_ECHOED,
+            Kind::SpreadOverLines => ids::FRAMING_NO_EMBEDDED_NEWLINES,
+            Kind::OtherFraming => ids::FRAMING_REPLIES_IN_KIND,
+            Kind::NoId => ids::JSONRPC_RESPONSES_WELL_FORMED,
+            Kind::UnknownId => ids::JSONRPC_IDS_ECHOED,
+            Kind::SilentStart => ids::LIFECYCLE_INITIALIZE_RESULT,
         }
     }
 

@@ -16,6 +16,7 @@ use crate::check::{judge, CheckResult, Outcome, Profile, Session, Status, Target
 use crate::config::RunConfig;
 use crate::era::EraReport;
 use crate::evidence::Trace;
+use crate::ids;
 use crate::mismatch::Finding;
 use crate::probe::{modern_meta, Probe, Spawner};
 use crate::progress::Tracker;
@@ -260,7 +261,7 @@ fn decided_before_running(env: &Env, config: &RunConfig, check: &Check) -> Optio
         return not_applicable(check, &env.era)
             .map(|reason| decided(check, config, Outcome::Skip(reason), None));
     };
-    if check.info.id == "era.detect" {
+    if ids::ERA_DETECT == check.info.id {
         return None;
     }
     if check.info.id == kind.owner() {
@@ -276,7 +277,7 @@ fn decided_before_running(env: &Env, config: &RunConfig, check: &Check) -> Optio
         ));
     }
     let blocked = Outcome::Blocked(why.clone());
-    Some(decided(check, config, blocked, Some(kind.owner())))
+    Some(decided(check, config, blocked, Some(kind.owner().as_str())))
 }
 
 /// Checks with processes of their own, one after another (they share an observation).
@@ -490,7 +491,7 @@ fn finish(result: &mut CheckResult, trace: &Trace, started: Instant) {
         if owner != result.info.id && !judged {
             result.outcome = Outcome::Blocked(why);
             result.status = Status::Blocked;
-            result.blocked_by = Some(owner.to_owned());
+            result.blocked_by = Some(owner.as_str().to_owned());
         }
     }
     result.transcript = collected.transcript;

@@ -69,6 +69,19 @@ impl Scenario {
     }
 }
 
+impl Scenario {
+    /// Does it read what the server answers (as opposed to only writing, closing stdin and
+    /// waiting for the exit)?
+    pub fn reads_replies(&self) -> bool {
+        self.steps.iter().any(|s| {
+            matches!(
+                s,
+                Step::Expect(_) | Step::ExpectNoReply { .. } | Step::StillServing(_)
+            )
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Step {

@@ -8,7 +8,7 @@ use mcp_protocol::mcp::modern;
 use crate::catalog::Check;
 use crate::check::{Profile, Session};
 use crate::config::RunConfig;
-use crate::era::EraReport;
+use crate::era::{Era, EraReport};
 
 /// Does `id` match `pattern`? `*` matches any run of characters; a pattern without `*`
 /// matches the id itself or everything under it (`lifecycle` matches `lifecycle.ping`).
@@ -95,7 +95,7 @@ pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
     if check.info.session == Session::Startup {
         return None;
     }
-    if check.is_modern() && !era.accepts_latest {
+    if check.needs.modern && !era.accepts_latest {
         return Some(match era.label() {
             "legacy" => format!("the server does not speak {version} (legacy only)"),
             "neither" => {
@@ -111,7 +111,7 @@ pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
             ),
         });
     }
-    if check.needs_legacy() && !era.legacy {
+    if check.needs.legacy && !era.legacy {
         return Some(if era.modern {
             "the server speaks only the modern era (no initialize); this check needs a legacy \
              session"
@@ -120,17 +120,11 @@ pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
             "initialize got no result (era.detect); this check needs a legacy session".to_owned()
         });
     }
-    let tools = match check.info.id.as_str() {
-        "modern.result-type" | "modern.tools-list-cacheable" => Some(true),
-        _ if check.info.area() == "tools" => Some(false),
-        _ => None,
-    };
-    if let Some(modern) = tools {
-        if !era.declares("tools", modern) {
-            let from = if modern {
-                "server/discover"
-            } else {
-                "initialize"
+    if let Some(tools_era) = check.needs.tools {
+        if !era.declares("tools", tools_era) {
+            let from = match tools_era {
+                Era::Modern => "server/discover",
+                Era::Legacy => "initialize",
             };
             return Some(format!(
                 "the server does not declare the tools capability (its {from} result has no \

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use crate::era::{conclude, EraReport};
 use crate::evidence::Trace;
+use crate::ids;
 use crate::mismatch::Kind;
 use crate::probe::{
     describe_exit, discover_request, initialize_params, modern_meta, Probe, Spawner,
@@ -38,7 +39,7 @@ const STDOUT_SHOWN: usize = 3;
 
 /// Starts the two probes and judges their replies; `Err` is a start error.
 pub async fn start(spawner: &Spawner) -> Result<Startup, String> {
-    let trace = Trace::new("era.detect");
+    let trace = Trace::new(ids::ERA_DETECT.as_str());
     let mut legacy = spawner.spawn(&trace, "start-up process: initialize")?;
     let mut modern = spawner.spawn(&trace, "start-up process: server/discover")?;
     // A legacy server may ignore an unknown request before initialize ("or not at all",

@@ -7,12 +7,13 @@ use serde_json::json;
 use super::step;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, Session};
+use crate::ids;
 use crate::session::Ctx;
 
 pub fn checks() -> Vec<Check> {
     vec![
         Check::code(
-            "cancellation.unknown-request",
+            ids::CANCELLATION_UNKNOWN_REQUEST,
             Level::Must,
             "notifications/cancelled for an unknown request gets no reply",
             "basic/index.mdx, Notifications; basic/utilities/cancellation.mdx",
@@ -21,7 +22,7 @@ pub fn checks() -> Vec<Check> {
         .quote("The receiver MUST NOT send a response.")
         .session(Session::Legacy),
         Check::code(
-            "cancellation.unknown-request-ignored",
+            ids::CANCELLATION_UNKNOWN_REQUEST_IGNORED,
             Level::Should,
             "after notifications/cancelled for an unknown request the server keeps serving",
             "basic/utilities/cancellation.mdx, Error Handling",

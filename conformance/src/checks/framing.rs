@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::step;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, Session};
+use crate::ids;
 use crate::pattern::{describe, short};
 use crate::probe::{describe_exit, is_response, Got};
 use crate::session::Ctx;
@@ -23,7 +24,7 @@ const EXIT_WITHIN: Duration = Duration::from_secs(2);
 pub fn checks() -> Vec<Check> {
     vec![
         Check::code(
-            "framing.stdout-only-frames",
+            ids::FRAMING_STDOUT_ONLY_FRAMES,
             Level::Must,
             "stdout holds nothing but valid JSON-RPC messages for a whole session, to its end",
             "basic/transports.mdx, stdio",
@@ -33,7 +34,7 @@ pub fn checks() -> Vec<Check> {
         .shares(SHORT_SESSION)
         .runs_first(),
         Check::code(
-            "framing.replies-in-kind",
+            ids::FRAMING_REPLIES_IN_KIND,
             Level::Must,
             "replies come in the framing of the requests: newline-delimited JSON (with --framing content-length, Content-Length frames)",
             "basic/transports.mdx, stdio",
@@ -43,7 +44,7 @@ pub fn checks() -> Vec<Check> {
         .because("a Content-Length header line is not a message; with --framing content-length, neither is a bare JSON line")
         .session(Session::Startup),
         Check::code(
-            "framing.no-embedded-newlines",
+            ids::FRAMING_NO_EMBEDDED_NEWLINES,
             Level::Must,
             "each message the server writes is on one line (no pretty-printed JSON)",
             "basic/transports.mdx, stdio",
@@ -52,7 +53,7 @@ pub fn checks() -> Vec<Check> {
         .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines.")
         .session(Session::Startup),
         Check::code(
-            "framing.byte-at-a-time",
+            ids::FRAMING_BYTE_AT_A_TIME,
             Level::Must,
             "a request written one byte at a time is answered",
             "basic/transports.mdx, stdio; JSON-RPC 2.0 §5",
@@ -62,7 +63,7 @@ pub fn checks() -> Vec<Check> {
         .because("the newline ends a message, not a write: a request written byte by byte is one request")
         .session(Session::Legacy),
         Check::code(
-            "framing.several-in-one-write",
+            ids::FRAMING_SEVERAL_IN_ONE_WRITE,
             Level::Must,
             "several requests in one write are all answered",
             "basic/transports.mdx, stdio; JSON-RPC 2.0 §5",
@@ -73,7 +74,7 @@ pub fn checks() -> Vec<Check> {
         .session(Session::Legacy)
         .runs_first(),
         Check::code(
-            "framing.crlf",
+            ids::FRAMING_CRLF,
             Level::Info,
             "what requests ending in \\r\\n get (newline-delimited framing)",
             "basic/transports.mdx, stdio; go-sdk #664 (CRLF from Windows peers)",
@@ -84,7 +85,7 @@ pub fn checks() -> Vec<Check> {
         .session(Session::Legacy)
         .echo_level(Level::Must),
         Check::code(
-            "framing.utf8",
+            ids::FRAMING_UTF8,
             Level::Must,
             "multi-byte UTF-8 in requests and replies keeps the stream in step",
             "basic/transports.mdx (introduction, 2025-03-26 on)",
@@ -93,7 +94,7 @@ pub fn checks() -> Vec<Check> {
         .quote("JSON-RPC messages MUST be UTF-8 encoded.")
         .session(Session::Legacy),
         Check::code(
-            "framing.large-message",
+            ids::FRAMING_LARGE_MESSAGE,
             Level::Info,
             "what a 1 MiB request gets",
             "basic/transports.mdx, stdio (no size limit is set; hosts send large tool inputs)",
@@ -103,7 +104,7 @@ pub fn checks() -> Vec<Check> {
         .session(Session::Legacy)
         .echo_level(Level::Must),
         Check::code(
-            "framing.eof-no-data-loss",
+            ids::FRAMING_EOF_NO_DATA_LOSS,
             Level::Info,
             "how many of 100 requests written just before stdin closes are answered",
             "basic/lifecycle.mdx, Shutdown; 2026-07-28 basic/transports/stdio.mdx, Shutdown",
@@ -115,7 +116,7 @@ pub fn checks() -> Vec<Check> {
         .shares(SHORT_SESSION)
         .runs_first(),
         Check::code(
-            "framing.eof-exit",
+            ids::FRAMING_EOF_EXIT,
             Level::Should,
             "the server exits within 2 s of stdin closing and its last reply (for a server that speaks only legacy revisions, which say nothing of it, an observation)",
             "2026-07-28 basic/transports/stdio.mdx, Shutdown",
@@ -127,7 +128,7 @@ pub fn checks() -> Vec<Check> {
         .shares(SHORT_SESSION)
         .runs_first(),
         Check::code(
-            "framing.sigterm-exit",
+            ids::FRAMING_SIGTERM_EXIT,
             Level::Info,
             "how soon the server exits on SIGTERM",
             "basic/lifecycle.mdx, Shutdown",
@@ -139,7 +140,7 @@ pub fn checks() -> Vec<Check> {
         .ends_session()
         .echo_level(Level::Must),
         Check::code(
-            "framing.stderr-volume",
+            ids::FRAMING_STDERR_VOLUME,
             Level::Info,
             "how much the server writes to stderr in a short session",
             "basic/transports.mdx, stdio",
@@ -150,7 +151,7 @@ pub fn checks() -> Vec<Check> {
         .shares(SHORT_SESSION)
         .runs_first(),
         Check::code(
-            "echo.round-trips",
+            ids::ECHO_ROUND_TRIPS,
             Level::Must,
             "echo returns empty, unicode, newline-containing and 1 MiB texts verbatim",
             "docs/server.md, The echo tool",

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::step;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, Session};
+use crate::ids::{self, CheckId};
 use crate::pattern::short;
 use crate::probe::{is_response, Got, Quiet};
 use crate::session::Ctx;
@@ -26,7 +27,7 @@ const SERVER_UNBOUND: &str =
 pub fn checks() -> Vec<Check> {
     vec![
         Check::code(
-            "jsonrpc.unknown-method",
+            ids::JSONRPC_UNKNOWN_METHOD,
             Level::Must,
             "an unknown method gets an error response with the request's id (the code, -32601 in JSON-RPC's table, is reported)",
             "basic/index.mdx, Error Responses; JSON-RPC 2.0 §5, §5.1",
@@ -36,49 +37,49 @@ pub fn checks() -> Vec<Check> {
         .because("the code (-32601 in JSON-RPC's table) is reported: no sentence requires it")
         .session(Session::Legacy),
         malformed(
-            "jsonrpc.parse-error-keeps-serving",
+            ids::JSONRPC_PARSE_ERROR_KEEPS_SERVING,
             "after a line that is not JSON the server keeps serving",
             "basic/transports.mdx, stdio",
             |ctx| parse_error_keeps_serving(ctx).boxed(),
         ),
         malformed(
-            "jsonrpc.parse-error-reply",
+            ids::JSONRPC_PARSE_ERROR_REPLY,
             "what a line that is not JSON gets (JSON-RPC's -32700 with a null id, or nothing)",
             "basic/transports.mdx, stdio; JSON-RPC 2.0 §5.1",
             |ctx| parse_error_reply(ctx).boxed(),
         ),
         invalid(
-            "jsonrpc.invalid-request.no-jsonrpc",
+            ids::JSONRPC_INVALID_REQUEST_NO_JSONRPC,
             "what a request without \"jsonrpc\" gets (-32600 with its id or null)",
             "JSON-RPC 2.0 §4, §5.1",
             NO_JSONRPC,
         ),
         invalid(
-            "jsonrpc.invalid-request.wrong-version",
+            ids::JSONRPC_INVALID_REQUEST_WRONG_VERSION,
             "what a request with \"jsonrpc\": \"1.0\" gets (-32600 with its id or null)",
             "JSON-RPC 2.0 §4, §5.1",
             WRONG_VERSION,
         ),
         invalid(
-            "jsonrpc.invalid-request.null-id",
+            ids::JSONRPC_INVALID_REQUEST_NULL_ID,
             "what a request with \"id\": null gets (-32600 with a null or absent id)",
             "basic/index.mdx, Requests (\"the ID MUST NOT be null\" binds the sender); JSON-RPC 2.0 §5.1",
             NULL_ID,
         ),
         invalid(
-            "jsonrpc.invalid-request.numeric-method",
+            ids::JSONRPC_INVALID_REQUEST_NUMERIC_METHOD,
             "what a request whose method is a number gets (-32600 with its id or null)",
             "JSON-RPC 2.0 §4 (\"method … A String\"), §5.1",
             NUMERIC_METHOD,
         ),
         malformed(
-            "jsonrpc.invalid-request-keeps-serving",
+            ids::JSONRPC_INVALID_REQUEST_KEEPS_SERVING,
             "after requests of the wrong shape (and [] and 42) the server keeps serving",
             "basic/transports.mdx, stdio",
             |ctx| invalid_keeps_serving(ctx).boxed(),
         ),
         Check::code(
-            "jsonrpc.ids-echoed",
+            ids::JSONRPC_IDS_ECHOED,
             Level::Must,
             "string and integer ids (0, -1, \"\", \"abc\", 2^53-1, non-ASCII, \"1\") are echoed exactly",
             "basic/index.mdx, Result Responses; JSON-RPC 2.0 §5",
@@ -90,7 +91,7 @@ pub fn checks() -> Vec<Check> {
         .quote("Result responses MUST include the same ID as the request they correspond to.")
         .session(Session::Legacy),
         Check::code(
-            "jsonrpc.ids-beyond-2-53",
+            ids::JSONRPC_IDS_BEYOND_2_53,
             Level::Info,
             "what integer ids beyond 2^53 (2^53+1, 2^64-1) come back as",
             "RFC 8259 §6; basic/index.mdx, Requests",
@@ -101,7 +102,7 @@ pub fn checks() -> Vec<Check> {
         .session(Session::Legacy)
         .echo_level(Level::Must),
         Check::code(
-            "jsonrpc.unknown-notification",
+            ids::JSONRPC_UNKNOWN_NOTIFICATION,
             Level::Must,
             "an unknown notification gets no reply, and a ping after it is answered",
             "basic/index.mdx, Notifications; basic/utilities/ping.mdx",
@@ -111,7 +112,7 @@ pub fn checks() -> Vec<Check> {
         .because("both: no reply, and the ping after it answered")
         .session(Session::Legacy),
         Check::code(
-            "jsonrpc.concurrent-requests",
+            ids::JSONRPC_CONCURRENT_REQUESTS,
             Level::Must,
             "64 requests in flight are each answered exactly once (in any order)",
             "JSON-RPC 2.0 §5; basic/index.mdx, Result Responses",
@@ -120,7 +121,7 @@ pub fn checks() -> Vec<Check> {
         .quote("When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. (JSON-RPC 2.0 §5) / Result responses MUST include the same ID as the request they correspond to.")
         .session(Session::Legacy),
         Check::code(
-            "jsonrpc.responses-well-formed",
+            ids::JSONRPC_RESPONSES_WELL_FORMED,
             Level::Must,
             "every response of the shared session has jsonrpc \"2.0\", the request's id, and exactly one of result and error {code, message}",
             "basic/index.mdx, Responses; JSON-RPC 2.0 §5, §5.1",
@@ -129,7 +130,7 @@ pub fn checks() -> Vec<Check> {
         .quote("Result responses MUST include the same ID as the request they correspond to. / Result responses MUST include a result field. / Error responses MUST include an error field with a code and message. / Error codes MUST be integers.")
         .session(Session::Legacy),
         Check::code(
-            "jsonrpc.batch-2025-03-26",
+            ids::JSONRPC_BATCH_2025_03_26,
             Level::Must,
             "under 2025-03-26 the requests of a JSON-RPC batch are answered (one array of responses, as JSON-RPC 2.0 §6 says a server should)",
             "2025-03-26 basic/index.mdx, Batching; JSON-RPC 2.0 §6",
@@ -140,7 +141,7 @@ pub fn checks() -> Vec<Check> {
         // Most servers never answer a batch: its wait should overlap the rest of the run.
         .runs_first(),
         Check::code(
-            "jsonrpc.batch-after-2025-03-26",
+            ids::JSONRPC_BATCH_AFTER_2025_03_26,
             Level::Info,
             "what a batch gets under 2025-06-18, which removed batches",
             "2025-06-18 changelog, Major changes",
@@ -165,7 +166,7 @@ const INVALID: [&str; 6] = [
     "42",
 ];
 
-fn invalid(id: &str, description: &str, spec: &str, body: &'static str) -> Check {
+fn invalid(id: CheckId, description: &str, spec: &str, body: &'static str) -> Check {
     let f: crate::catalog::CheckFn = match body {
         NO_JSONRPC => |ctx| judge_invalid(ctx, NO_JSONRPC, Some(json!(41))).boxed(),
         WRONG_VERSION => |ctx| judge_invalid(ctx, WRONG_VERSION, Some(json!(42))).boxed(),
@@ -178,7 +179,7 @@ fn invalid(id: &str, description: &str, spec: &str, body: &'static str) -> Check
 /// A check of what the server does with input a client must not send: INFO (nothing binds the
 /// server), a MUST of our own in the echo profile, and one observation for all of them, started
 /// first (a server may go silent after such input).
-fn malformed(id: &str, description: &str, spec: &str, f: crate::catalog::CheckFn) -> Check {
+fn malformed(id: CheckId, description: &str, spec: &str, f: crate::catalog::CheckFn) -> Check {
     Check::code(id, Level::Info, description, spec, f)
         .quote(CLIENT_MUST_NOT)
         .because(SERVER_UNBOUND)

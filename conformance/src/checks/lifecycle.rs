@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::step;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, Session};
+use crate::ids;
 use crate::pattern::{describe, short};
 use crate::probe::initialize_request;
 use crate::session::Ctx;
@@ -20,7 +21,7 @@ const VERSIONS: &str = "initialize offering each version";
 pub fn checks() -> Vec<Check> {
     vec![
         Check::code(
-            "lifecycle.initialize-result",
+            ids::LIFECYCLE_INITIALIZE_RESULT,
             Level::Must,
             "initialize returns protocolVersion, capabilities and serverInfo {name, version}; every start of the server answers its first request",
             "basic/lifecycle.mdx, Initialization; schema.ts InitializeResult",
@@ -30,34 +31,37 @@ pub fn checks() -> Vec<Check> {
         .because("schema.ts InitializeResult requires protocolVersion, capabilities and serverInfo {name, version}")
         .session(Session::Startup),
         Check::code(
-            "lifecycle.version-negotiation",
+            ids::LIFECYCLE_VERSION_NEGOTIATION,
             Level::Must,
             "for each legacy version offered, the server answers that version or another it supports",
             "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_negotiation(ctx).boxed(),
         )
         .quote("If the server supports the requested protocol version, it MUST respond with the same version. Otherwise, the server MUST respond with another protocol version it supports.")
-        .shares(VERSIONS),
+        .shares(VERSIONS)
+        .only_handshake(),
         Check::code(
-            "lifecycle.version-unknown",
+            ids::LIFECYCLE_VERSION_UNKNOWN,
             Level::Must,
             "an unknown version (1999-01-01) gets a version the server supports, not an error",
             "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_unknown(ctx).boxed(),
         )
         .quote("Otherwise, the server MUST respond with another protocol version it supports.")
-        .shares(VERSIONS),
+        .shares(VERSIONS)
+        .only_handshake(),
         Check::code(
-            "lifecycle.version-unknown-latest",
+            ids::LIFECYCLE_VERSION_UNKNOWN_LATEST,
             Level::Should,
             "an unknown version gets the latest version the server supports",
             "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_unknown_latest(ctx).boxed(),
         )
         .quote("This SHOULD be the latest version supported by the server.")
-        .shares(VERSIONS),
+        .shares(VERSIONS)
+        .only_handshake(),
         Check::code(
-            "lifecycle.initialized-no-reply",
+            ids::LIFECYCLE_INITIALIZED_NO_REPLY,
             Level::Must,
             "notifications/initialized gets no reply",
             "basic/index.mdx, Notifications",
@@ -67,7 +71,7 @@ pub fn checks() -> Vec<Check> {
         .session(Session::Legacy)
         .runs_first(),
         Check::code(
-            "lifecycle.ping-before-initialize",
+            ids::LIFECYCLE_PING_BEFORE_INITIALIZE,
             Level::Info,
             "what ping gets before initialize",
             "basic/lifecycle.mdx, Initialization",
@@ -75,18 +79,20 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("The initialization phase MUST be the first interaction between client and server.")
         .because("it binds the client: nothing binds the server before initialize")
-        .echo_level(Level::Must),
+        .echo_level(Level::Must)
+        .only_handshake(),
         Check::code(
-            "lifecycle.requests-before-initialize",
+            ids::LIFECYCLE_REQUESTS_BEFORE_INITIALIZE,
             Level::Info,
             "what tools/list gets before initialize",
             "basic/lifecycle.mdx, Initialization",
             |ctx| requests_before_initialize(ctx).boxed(),
         )
         .quote("The initialization phase MUST be the first interaction between client and server.")
-        .because("it binds the client: nothing binds the server before initialize"),
+        .because("it binds the client: nothing binds the server before initialize")
+        .only_handshake(),
         Check::code(
-            "lifecycle.requests-before-initialized",
+            ids::LIFECYCLE_REQUESTS_BEFORE_INITIALIZED,
             Level::Info,
             "what tools/list gets after initialize (offering 2024-11-05) but before notifications/initialized",
             "basic/lifecycle.mdx, Initialization",
@@ -95,7 +101,7 @@ pub fn checks() -> Vec<Check> {
         .quote("The server SHOULD NOT send requests other than pings and logging before receiving the initialized notification.")
         .because("about what the server sends, not how it answers"),
         Check::code(
-            "lifecycle.second-initialize",
+            ids::LIFECYCLE_SECOND_INITIALIZE,
             Level::Info,
             "what a second initialize gets",
             "basic/lifecycle.mdx, Initialization",
@@ -105,7 +111,7 @@ pub fn checks() -> Vec<Check> {
         .session(Session::Legacy)
         .ends_session(),
         Check::code(
-            "lifecycle.ping",
+            ids::LIFECYCLE_PING,
             Level::Must,
             "ping after the handshake gets an empty result {}",
             "basic/utilities/ping.mdx, Behavior Requirements",

@@ -11,6 +11,7 @@ mod tools;
 
 use crate::catalog::Check;
 use crate::check::Transport;
+use crate::ids;
 
 /// The scenarios that ship with the harness (the same format as `--scenario-file`).
 const BUILTIN_SCENARIOS: &str = include_str!("../../scenarios/builtin.json");
@@ -24,7 +25,7 @@ pub fn builtin() -> Result<Vec<Check>, String> {
     checks.extend(tools::checks());
     // Byte framing, stdin, exit and stderr are stdio's; UTF-8 holds on every transport.
     checks.extend(framing::checks().into_iter().map(|c| {
-        if c.info.id == "framing.utf8" {
+        if ids::FRAMING_UTF8 == c.info.id {
             c
         } else {
             c.transport(Transport::Stdio)
@@ -56,3 +57,32 @@ macro_rules! step {
     };
 }
 pub(crate) use step;
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::catalog::Body;
+
+    /// The id table and the catalogue name the same checks: an id with no check (a root cause's
+    /// owner that cannot fail), or a Rust check missing from the table, is caught here.
+    #[test]
+    fn the_id_table_is_the_catalogue() {
+        let checks = builtin().unwrap();
+        let code: Vec<&str> = checks
+            .iter()
+            .filter(|c| matches!(c.body, Body::Code(_)))
+            .map(|c| c.info.id.as_str())
+            .collect();
+        let table: Vec<&str> = ids::ALL.iter().map(|id| id.as_str()).collect();
+        assert_eq!(
+            code, table,
+            "the table lists the Rust checks, in report order"
+        );
+        let unique: BTreeSet<&str> = checks.iter().map(|c| c.info.id.as_str()).collect();
+        assert_eq!(unique.len(), checks.len(), "every id is used once");
+    }
+}

@@ -19,7 +19,8 @@ use super::step;
 use super::tools::{call_safe, list_pages, tools_of, NO_SAFE_TOOL};
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, Session};
-use crate::era::strings;
+use crate::era::{strings, Era};
+use crate::ids;
 use crate::pattern::{describe, short};
 use crate::probe::{discover_request, modern_meta};
 use crate::session::Ctx;
@@ -33,7 +34,7 @@ const WITHOUT_META: &str = "tools/list without _meta";
 
 pub fn era_checks() -> Vec<Check> {
     vec![Check::code(
-        "era.detect",
+        ids::ERA_DETECT,
         Level::Info,
         "which protocol era(s) the server speaks: legacy (initialize gets a result), modern (server/discover with 2026-07-28 _meta gets a DiscoverResult or -32022), dual-era or neither; the two probes run at once, each in a process of its own",
         "2026-07-28 basic/versioning.mdx, Backward Compatibility with Initialization-Based Versions; basic/transports/stdio.mdx, Backward Compatibility",
@@ -47,7 +48,7 @@ pub fn era_checks() -> Vec<Check> {
 pub fn checks() -> Vec<Check> {
     vec![
         Check::code(
-            "modern.discover",
+            ids::MODERN_DISCOVER,
             Level::Must,
             "server/discover (no initialize) returns resultType \"complete\", supportedVersions with 2026-07-28, capabilities, ttlMs >= 0 and cacheScope",
             "2026-07-28 server/discover.mdx; server/utilities/caching.mdx, Cacheable Results; schema.ts DiscoverResult",
@@ -57,7 +58,7 @@ pub fn checks() -> Vec<Check> {
         .because("schema.ts DiscoverResult requires supportedVersions and capabilities")
         .session(Session::Modern),
         Check::code(
-            "modern.discover-server-info",
+            ids::MODERN_DISCOVER_SERVER_INFO,
             Level::Should,
             "the server/discover result names the server in _meta io.modelcontextprotocol/serverInfo {name, version}",
             "2026-07-28 server/discover.mdx, DiscoverResult",
@@ -66,7 +67,7 @@ pub fn checks() -> Vec<Check> {
         .quote("Servers SHOULD include this field.")
         .session(Session::Modern),
         Check::code(
-            "modern.unsupported-version",
+            ids::MODERN_UNSUPPORTED_VERSION,
             Level::Must,
             "server/discover and tools/list with _meta version 1999-01-01 get -32022 with data.supported (strings) and data.requested",
             "2026-07-28 basic/versioning.mdx, Protocol Version Negotiation; schema.ts UnsupportedProtocolVersionError",
@@ -75,25 +76,27 @@ pub fn checks() -> Vec<Check> {
         .quote("If the server does not implement the requested version (whether the version is unknown to the server, or is a known version the server has chosen not to support), it MUST respond with an UnsupportedProtocolVersionError listing the versions it does support:")
         .session(Session::Modern),
         Check::code(
-            "modern.result-type",
+            ids::MODERN_RESULT_TYPE,
             Level::Must,
             "tools/list and tools/call results carry resultType \"complete\" (calls only a read-only tool)",
             "2026-07-28 basic/index.mdx, Result Responses; schema.ts Result",
             |ctx| result_type(ctx).boxed(),
         )
         .quote("The result MUST include a resultType field to indicate the type of the result.")
-        .session(Session::Modern),
+        .session(Session::Modern)
+        .tools(Era::Modern),
         Check::code(
-            "modern.tools-list-cacheable",
+            ids::MODERN_TOOLS_LIST_CACHEABLE,
             Level::Must,
             "tools/list results carry ttlMs (a number >= 0) and cacheScope (\"public\" or \"private\")",
             "2026-07-28 server/utilities/caching.mdx, Cacheable Results, Time-to-Live (TTL) Field",
             |ctx| tools_list_cacheable(ctx).boxed(),
         )
         .quote("Servers MUST include caching hints on results with resultType: \"complete\" returned by the following operations: ... / Servers MUST provide a ttlMs value that is >= 0.")
-        .session(Session::Modern),
+        .session(Session::Modern)
+        .tools(Era::Modern),
         Check::code(
-            "modern.requests-without-meta",
+            ids::MODERN_REQUESTS_WITHOUT_META,
             Level::Info,
             "what tools/list gets, with no initialize, without _meta and with _meta lacking clientCapabilities (each in a fresh process)",
             "2026-07-28 basic/index.mdx, _meta; basic/versioning.mdx, Backward Compatibility",
@@ -102,9 +105,10 @@ pub fn checks() -> Vec<Check> {
         .quote("A dual-era server selects its behavior from how the client opens:")
         .because("a request with neither initialize nor modern _meta may be served as a legacy one; the MUST is modern.missing-meta-invalid-params'")
         .echo_level(Level::Must)
+        .modern()
         .shares(WITHOUT_META),
         Check::code(
-            "modern.missing-meta-invalid-params",
+            ids::MODERN_MISSING_META_INVALID_PARAMS,
             Level::Must,
             "a 2026-07-28 request without clientCapabilities gets -32602 (from a modern-only server, a request without _meta too)",
             "2026-07-28 basic/index.mdx, _meta, per-request fields",
@@ -112,9 +116,10 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("A request missing any required field is malformed; the server MUST reject it with JSON-RPC error code -32602 (Invalid params).")
         .because("for a dual-era server only a request whose _meta names the version: one without _meta may be a legacy one")
+        .modern()
         .shares(WITHOUT_META),
         Check::code(
-            "modern.no-server-requests",
+            ids::MODERN_NO_SERVER_REQUESTS,
             Level::Must,
             "in the 2026-07-28 session (server/discover, tools/list, a read-only tools/call, an unknown method and what the other modern checks sent) the server writes no JSON-RPC request",
             "2026-07-28 basic/transports/stdio.mdx, Receiving Messages",
@@ -123,7 +128,7 @@ pub fn checks() -> Vec<Check> {
         .quote("The server MUST NOT write JSON-RPC requests to stdout.")
         .session(Session::Modern),
         Check::code(
-            "modern.ping-removed",
+            ids::MODERN_PING_REMOVED,
             Level::Info,
             "what ping with 2026-07-28 _meta gets (2026-07-28 removed ping)",
             "2026-07-28 changelog, Major changes 5",

@@ -8,6 +8,8 @@ use serde_json::{json, Map, Value};
 use super::step;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, Session};
+use crate::era::Era;
+use crate::ids;
 use crate::pattern::short;
 use crate::probe::Probe;
 use crate::session::Ctx;
@@ -15,7 +17,7 @@ use crate::session::Ctx;
 pub fn checks() -> Vec<Check> {
     vec![
         Check::code(
-            "tools.list-shape",
+            ids::TOOLS_LIST_SHAPE,
             Level::Must,
             "tools/list returns tools with string names and inputSchemas of type \"object\"; pages are followed",
             "server/tools.mdx, Listing Tools; schema.ts ListToolsResult, Tool",
@@ -23,27 +25,30 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("schema.ts: ListToolsResult { tools: Tool[] }; Tool { name: string; inputSchema: { type: \"object\" } }")
         .because("required fields of the schema")
-        .session(Session::Legacy),
+        .session(Session::Legacy)
+        .tools(Era::Legacy),
         Check::code(
-            "tools.names-valid",
+            ids::TOOLS_NAMES_VALID,
             Level::Should,
             "tool names are unique, 1-128 characters of A-Z a-z 0-9 _ - .",
             "server/tools.mdx, Tool Names (2025-11-25)",
             |ctx| names_valid(ctx).boxed(),
         )
         .quote("Tool names SHOULD be between 1 and 128 characters in length (inclusive). / The following SHOULD be the only allowed characters: uppercase and lowercase ASCII letters (A-Z, a-z), digits (0-9), underscore (_), hyphen (-), and dot (.) / Tool names SHOULD be unique within a server.")
-        .session(Session::Legacy),
+        .session(Session::Legacy)
+        .tools(Era::Legacy),
         Check::code(
-            "tools.invalid-cursor",
+            ids::TOOLS_INVALID_CURSOR,
             Level::Should,
             "tools/list with a cursor the server never issued gets -32602",
             "server/utilities/pagination.mdx, Error Handling",
             |ctx| invalid_cursor(ctx).boxed(),
         )
         .quote("Invalid cursors SHOULD result in an error with code -32602 (Invalid params).")
-        .session(Session::Legacy),
+        .session(Session::Legacy)
+        .tools(Era::Legacy),
         Check::code(
-            "tools.unknown-tool",
+            ids::TOOLS_UNKNOWN_TOOL,
             Level::Info,
             "what calling an unknown tool gets (the page files it under JSON-RPC errors, naming no code)",
             "server/tools.mdx, Error Handling",
@@ -52,9 +57,10 @@ pub fn checks() -> Vec<Check> {
         .quote("Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools")
         .because("no keyword, and -32602 is only the example's code: reported")
         .session(Session::Legacy)
+        .tools(Era::Legacy)
         .echo_level(Level::Must),
         Check::code(
-            "tools.call-result-shape",
+            ids::TOOLS_CALL_RESULT_SHAPE,
             Level::Must,
             "a tools/call result has a content array of typed blocks (calls only a read-only tool)",
             "server/tools.mdx, Calling Tools; schema.ts CallToolResult",
@@ -62,16 +68,18 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("schema.ts: CallToolResult { content: ContentBlock[]; isError?: boolean }")
         .because("required and typed fields of the schema")
-        .session(Session::Legacy),
+        .session(Session::Legacy)
+        .tools(Era::Legacy),
         Check::code(
-            "tools.structured-content",
+            ids::TOOLS_STRUCTURED_CONTENT,
             Level::Must,
             "a tool with an outputSchema returns structuredContent that conforms to it",
             "server/tools.mdx, Output Schema",
             |ctx| structured_content(ctx).boxed(),
         )
         .quote("Servers MUST provide structured results that conform to this schema.")
-        .session(Session::Legacy),
+        .session(Session::Legacy)
+        .tools(Era::Legacy),
     ]
 }
 

@@ -247,7 +247,7 @@ fn starts(report: &TargetReport) -> Value {
 fn finding(f: &Finding) -> Value {
     json!({
         "kind": f.kind.as_str(),
-        "owner": f.kind.owner(),
+        "owner": f.kind.owner().as_str(),
         "seenIn": f.seen_in,
         "actual": f.actual,
         "count": f.count,

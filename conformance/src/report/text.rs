@@ -207,7 +207,7 @@ fn root_causes(out: &mut String, report: &TargetReport, paint: Paint) {
     }
     let _ = writeln!(out, "\n{}", paint.style(BOLD, "root cause"));
     for f in &report.findings {
-        let owner = f.kind.owner();
+        let owner = f.kind.owner().as_str();
         let blocked = report
             .results
             .iter()
