@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::check::{CheckInfo, Level, Outcome, Session, Transport};
+use crate::check::{CheckInfo, Level, Outcome, RunsIn, Transport};
+use crate::ctx::Ctx;
 use crate::era::Era;
 use crate::ids::CheckId;
 use crate::scenario::Scenario;
-use crate::session::Ctx;
 
 /// A check written in Rust.
 pub type CheckFn = for<'a> fn(&'a Ctx) -> BoxFuture<'a, Outcome>;
@@ -80,7 +80,7 @@ impl Check {
                 reason: String::new(),
                 echo_only: false,
                 echo_level: None,
-                session: Session::Own,
+                runs_in: RunsIn::Own,
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),
@@ -116,7 +116,7 @@ impl Check {
                 reason: String::new(),
                 echo_only: s.echo_only,
                 echo_level: None,
-                session: Session::Own,
+                runs_in: RunsIn::Own,
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),
@@ -135,19 +135,19 @@ impl Check {
 
     /// Where it runs: a shared session is of one era; the start-up needs neither, and waits
     /// for nothing after it.
-    pub(crate) fn session(mut self, session: Session) -> Check {
-        self.info.session = session;
-        match session {
-            Session::Legacy => self.needs.legacy = true,
-            Session::Modern => {
+    pub(crate) fn runs_in(mut self, runs_in: RunsIn) -> Check {
+        self.info.runs_in = runs_in;
+        match runs_in {
+            RunsIn::Legacy => self.needs.legacy = true,
+            RunsIn::Modern => {
                 self.needs.legacy = false;
                 self.needs.modern = true;
             }
-            Session::Startup => {
+            RunsIn::Startup => {
                 self.needs.legacy = false;
                 self.needs.replies = false;
             }
-            Session::Own => {}
+            RunsIn::Own => {}
         }
         self
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::catalog::Check;
-use crate::check::{Profile, Session, TargetReport};
+use crate::check::{Profile, RunsIn, TargetReport};
 use crate::config::{Progress, RunConfig};
 use crate::report::{json, junit, text, transcript};
 use crate::runner::run_target;
@@ -226,11 +226,11 @@ async fn run(cli: Cli) -> u8 {
     }
     if cli.list {
         for c in &checks {
-            let mut notes = vec![match c.info.session {
-                Session::Startup => "judged from the start-up".to_owned(),
-                Session::Legacy => "shared legacy session".to_owned(),
-                Session::Modern => "shared modern session".to_owned(),
-                Session::Own => "own process".to_owned(),
+            let mut notes = vec![match c.info.runs_in {
+                RunsIn::Startup => "judged from the start-up".to_owned(),
+                RunsIn::Legacy => "shared legacy session".to_owned(),
+                RunsIn::Modern => "shared modern session".to_owned(),
+                RunsIn::Own => "own process".to_owned(),
             }];
             match c.info.transport {
                 crate::check::Transport::Any => {}

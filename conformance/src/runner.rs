@@ -12,8 +12,9 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 
 use crate::catalog::Check;
-use crate::check::{judge, CheckResult, Outcome, Profile, Session, Status, TargetReport};
+use crate::check::{judge, CheckResult, Outcome, Profile, RunsIn, Status, TargetReport};
 use crate::config::RunConfig;
+use crate::ctx::{Ctx, Memos, Slot};
 use crate::era::EraReport;
 use crate::evidence::Trace;
 use crate::ids;
@@ -21,7 +22,6 @@ use crate::mismatch::Finding;
 use crate::probe::{modern_meta, Probe, Spawner};
 use crate::progress::Tracker;
 use crate::select::{not_applicable, select, ExpectedFailures};
-use crate::session::{Ctx, Memos, Slot};
 use crate::target::Target;
 use crate::transcript::Direction;
 use crate::transcript::TranscriptEntry;
@@ -173,10 +173,10 @@ async fn run_checks(
             results.push((i, result));
             continue;
         }
-        match check.info.session {
-            Session::Legacy => legacy.push((i, check)),
-            Session::Modern => modern_group.push((i, check)),
-            Session::Own | Session::Startup => own.push((i, check)),
+        match check.info.runs_in {
+            RunsIn::Legacy => legacy.push((i, check)),
+            RunsIn::Modern => modern_group.push((i, check)),
+            RunsIn::Own | RunsIn::Startup => own.push((i, check)),
         }
     }
     // In a shared session: the checks others rely on first, the ones that end it last.
@@ -203,10 +203,10 @@ async fn run_checks(
     let mut units: Vec<BoxFuture<'_, Vec<(usize, CheckResult)>>> = Vec::new();
     units.extend(first.into_iter().map(|unit| run_own(&env, unit).boxed()));
     if !legacy.is_empty() {
-        units.push(run_group(&env, Session::Legacy, legacy, startup.legacy).boxed());
+        units.push(run_group(&env, RunsIn::Legacy, legacy, startup.legacy).boxed());
     }
     if !modern_group.is_empty() {
-        units.push(run_group(&env, Session::Modern, modern_group, startup.modern).boxed());
+        units.push(run_group(&env, RunsIn::Modern, modern_group, startup.modern).boxed());
     }
     units.extend(rest.into_iter().map(|unit| run_own(&env, unit).boxed()));
     let ran: Vec<Vec<(usize, CheckResult)>> = futures::stream::iter(units)
@@ -325,7 +325,7 @@ fn effective_info(check: &Check, profile: Profile) -> crate::check::CheckInfo {
 /// server exits or stops answering) is named, and the next check gets a new one.
 async fn run_group<'a>(
     env: &'a Env,
-    kind: Session,
+    kind: RunsIn,
     checks: Vec<(usize, &'a Check)>,
     first: Option<Probe>,
 ) -> Vec<(usize, CheckResult)> {
@@ -440,11 +440,11 @@ async fn run_group<'a>(
 
 /// A new shared session after one broke: a fresh process, with the handshake (legacy) or the
 /// modern `_meta` set; its frames go to the check that needs it.
-async fn new_session(env: &Env, kind: Session, trace: &Trace) -> Result<Probe, String> {
+async fn new_session(env: &Env, kind: RunsIn, trace: &Trace) -> Result<Probe, String> {
     let label = format!("new shared {} session", kind.as_str());
     let mut probe = env.spawner.spawn(trace, label)?;
     match kind {
-        Session::Modern => probe.meta = Some(modern_meta(modern::VERSION)),
+        RunsIn::Modern => probe.meta = Some(modern_meta(modern::VERSION)),
         _ => {
             probe.handshake(crate::LATEST).await?;
         }

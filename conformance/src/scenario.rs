@@ -29,8 +29,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::check::{Level, Outcome};
+use crate::ctx::Ctx;
 use crate::pattern::{matches, short};
-use crate::session::Ctx;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]

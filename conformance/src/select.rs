@@ -6,7 +6,7 @@ use std::path::Path;
 use mcp_protocol::mcp::modern;
 
 use crate::catalog::Check;
-use crate::check::{Profile, Session};
+use crate::check::{Profile, RunsIn};
 use crate::config::RunConfig;
 use crate::era::{Era, EraReport};
 
@@ -92,7 +92,7 @@ impl ExpectedFailures {
 /// Why a check does not apply to a server of these eras, or `None` if it does.
 pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
     let version = modern::VERSION;
-    if check.info.session == Session::Startup {
+    if check.info.runs_in == RunsIn::Startup {
         return None;
     }
     if check.needs.modern && !era.accepts_latest {

@@ -6,9 +6,9 @@ use serde_json::json;
 
 use super::step;
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::Ctx;
 use crate::ids;
-use crate::session::Ctx;
 
 pub fn checks() -> Vec<Check> {
     vec![
@@ -20,7 +20,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| no_reply(ctx).boxed(),
         )
         .quote("The receiver MUST NOT send a response.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
             ids::CANCELLATION_UNKNOWN_REQUEST_IGNORED,
             Level::Should,
@@ -29,11 +29,11 @@ pub fn checks() -> Vec<Check> {
             |ctx| ignored(ctx).boxed(),
         )
         .quote("Invalid cancellation notifications SHOULD be ignored: … Unknown request IDs")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
     ]
 }
 
-async fn cancel_unknown(ctx: &Ctx) -> Result<crate::session::Lease, String> {
+async fn cancel_unknown(ctx: &Ctx) -> Result<crate::ctx::Lease, String> {
     let mut p = ctx.ready().await?;
     p.notify(
         "notifications/cancelled",

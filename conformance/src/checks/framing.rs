@@ -11,11 +11,11 @@ use serde_json::{json, Value};
 
 use super::step;
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::Ctx;
 use crate::ids;
 use crate::pattern::{describe, short};
 use crate::probe::{describe_exit, is_response, Got};
-use crate::session::Ctx;
 
 /// How long a server may take to exit once its stdin is closed (or on SIGTERM): the harness's
 /// reading of "promptly".
@@ -42,7 +42,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines. / The server MUST NOT write anything to its stdout that is not a valid MCP message.")
         .because("a Content-Length header line is not a message; with --framing content-length, neither is a bare JSON line")
-        .session(Session::Startup),
+        .runs_in(RunsIn::Startup),
         Check::code(
             ids::FRAMING_NO_EMBEDDED_NEWLINES,
             Level::Must,
@@ -51,7 +51,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| in_kind(ctx).boxed(),
         )
         .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines.")
-        .session(Session::Startup),
+        .runs_in(RunsIn::Startup),
         Check::code(
             ids::FRAMING_BYTE_AT_A_TIME,
             Level::Must,
@@ -61,7 +61,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. (JSON-RPC 2.0 §5)")
         .because("the newline ends a message, not a write: a request written byte by byte is one request")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
             ids::FRAMING_SEVERAL_IN_ONE_WRITE,
             Level::Must,
@@ -71,7 +71,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. (JSON-RPC 2.0 §5)")
         .because("several requests in one write are still each a request")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .runs_first(),
         Check::code(
             ids::FRAMING_CRLF,
@@ -82,7 +82,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines.")
         .because("silent on a carriage return before the newline")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .echo_level(Level::Must),
         Check::code(
             ids::FRAMING_UTF8,
@@ -92,7 +92,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| utf8(ctx).boxed(),
         )
         .quote("JSON-RPC messages MUST be UTF-8 encoded.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
             ids::FRAMING_LARGE_MESSAGE,
             Level::Info,
@@ -101,7 +101,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| large_message(ctx).boxed(),
         )
         .because("no size limit is set")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .echo_level(Level::Must),
         Check::code(
             ids::FRAMING_EOF_NO_DATA_LOSS,
@@ -136,7 +136,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Waiting for the server to exit, or sending SIGTERM if the server does not exit within a reasonable time")
         .because("the client's steps: nothing binds the server")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .ends_session()
         .echo_level(Level::Must),
         Check::code(
@@ -157,7 +157,7 @@ pub fn checks() -> Vec<Check> {
             "docs/server.md, The echo tool",
             |ctx| echo_round_trips(ctx).boxed(),
         )
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .echo_only(),
     ]
 }

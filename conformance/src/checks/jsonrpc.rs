@@ -11,11 +11,11 @@ use serde_json::{json, Value};
 
 use super::step;
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::Ctx;
 use crate::ids::{self, CheckId};
 use crate::pattern::short;
 use crate::probe::{is_response, Got, Quiet};
-use crate::session::Ctx;
 
 /// What the harness writes when a check needs input that is not a valid message.
 const CLIENT_MUST_NOT: &str =
@@ -35,7 +35,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Error responses MUST include the same ID as the request they correspond to (except in error cases where the ID could not be read due a malformed request). / When a rpc call encounters an error, the Response Object MUST contain the error member (JSON-RPC 2.0 §5.1)")
         .because("the code (-32601 in JSON-RPC's table) is reported: no sentence requires it")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         malformed(
             ids::JSONRPC_PARSE_ERROR_KEEPS_SERVING,
             "after a line that is not JSON the server keeps serving",
@@ -89,7 +89,7 @@ pub fn checks() -> Vec<Check> {
             },
         )
         .quote("Result responses MUST include the same ID as the request they correspond to.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
             ids::JSONRPC_IDS_BEYOND_2_53,
             Level::Info,
@@ -99,7 +99,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("This specification allows implementations to set limits on the range and precision of numbers accepted. (RFC 8259 §6)")
         .because("beyond 2^53 a JSON number is not interoperable: what comes back is reported")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .echo_level(Level::Must),
         Check::code(
             ids::JSONRPC_UNKNOWN_NOTIFICATION,
@@ -110,7 +110,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("The receiver MUST NOT send a response. / The receiver MUST respond promptly with an empty response:")
         .because("both: no reply, and the ping after it answered")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
             ids::JSONRPC_CONCURRENT_REQUESTS,
             Level::Must,
@@ -119,7 +119,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| concurrent(ctx).boxed(),
         )
         .quote("When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. (JSON-RPC 2.0 §5) / Result responses MUST include the same ID as the request they correspond to.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
             ids::JSONRPC_RESPONSES_WELL_FORMED,
             Level::Must,
@@ -128,7 +128,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| well_formed(ctx).boxed(),
         )
         .quote("Result responses MUST include the same ID as the request they correspond to. / Result responses MUST include a result field. / Error responses MUST include an error field with a code and message. / Error codes MUST be integers.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
             ids::JSONRPC_BATCH_2025_03_26,
             Level::Must,

@@ -6,11 +6,11 @@ use serde_json::{json, Value};
 
 use super::step;
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::Ctx;
 use crate::ids;
 use crate::pattern::{describe, short};
 use crate::probe::initialize_request;
-use crate::session::Ctx;
 use crate::LATEST;
 
 /// A version no server supports.
@@ -29,7 +29,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("The server MUST respond with its own capabilities and information:")
         .because("schema.ts InitializeResult requires protocolVersion, capabilities and serverInfo {name, version}")
-        .session(Session::Startup),
+        .runs_in(RunsIn::Startup),
         Check::code(
             ids::LIFECYCLE_VERSION_NEGOTIATION,
             Level::Must,
@@ -68,7 +68,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| initialized_no_reply(ctx).boxed(),
         )
         .quote("The receiver MUST NOT send a response.")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .runs_first(),
         Check::code(
             ids::LIFECYCLE_PING_BEFORE_INITIALIZE,
@@ -108,7 +108,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| second_initialize(ctx).boxed(),
         )
         .because("the spec says nothing of a second initialize")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .ends_session(),
         Check::code(
             ids::LIFECYCLE_PING,
@@ -118,7 +118,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| ping(ctx).boxed(),
         )
         .quote("The receiver MUST respond promptly with an empty response:")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
     ]
 }
 

@@ -18,12 +18,12 @@ use serde_json::{json, Value};
 use super::step;
 use super::tools::{call_safe, list_pages, tools_of, NO_SAFE_TOOL};
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::Ctx;
 use crate::era::{strings, Era};
 use crate::ids;
 use crate::pattern::{describe, short};
 use crate::probe::{discover_request, modern_meta};
-use crate::session::Ctx;
 
 /// The version the modern checks offer, and the one an era probe offers.
 const VERSION: &str = modern::VERSION;
@@ -42,7 +42,7 @@ pub fn era_checks() -> Vec<Check> {
     )
     .quote("A server that wishes to support both legacy clients (which expect an initialize handshake) and modern clients (which use per-request metadata) MAY implement both behaviors.")
         .because("which era(s) a server speaks is reported, not judged")
-    .session(Session::Startup)]
+    .runs_in(RunsIn::Startup)]
 }
 
 pub fn checks() -> Vec<Check> {
@@ -56,7 +56,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Servers MUST implement it. / Servers MUST include caching hints on results with resultType: \"complete\" returned by ... server/discover")
         .because("schema.ts DiscoverResult requires supportedVersions and capabilities")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern),
         Check::code(
             ids::MODERN_DISCOVER_SERVER_INFO,
             Level::Should,
@@ -65,7 +65,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| discover_server_info(ctx).boxed(),
         )
         .quote("Servers SHOULD include this field.")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern),
         Check::code(
             ids::MODERN_UNSUPPORTED_VERSION,
             Level::Must,
@@ -74,7 +74,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| unsupported_version(ctx).boxed(),
         )
         .quote("If the server does not implement the requested version (whether the version is unknown to the server, or is a known version the server has chosen not to support), it MUST respond with an UnsupportedProtocolVersionError listing the versions it does support:")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern),
         Check::code(
             ids::MODERN_RESULT_TYPE,
             Level::Must,
@@ -83,7 +83,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| result_type(ctx).boxed(),
         )
         .quote("The result MUST include a resultType field to indicate the type of the result.")
-        .session(Session::Modern)
+        .runs_in(RunsIn::Modern)
         .tools(Era::Modern),
         Check::code(
             ids::MODERN_TOOLS_LIST_CACHEABLE,
@@ -93,7 +93,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| tools_list_cacheable(ctx).boxed(),
         )
         .quote("Servers MUST include caching hints on results with resultType: \"complete\" returned by the following operations: ... / Servers MUST provide a ttlMs value that is >= 0.")
-        .session(Session::Modern)
+        .runs_in(RunsIn::Modern)
         .tools(Era::Modern),
         Check::code(
             ids::MODERN_REQUESTS_WITHOUT_META,
@@ -126,7 +126,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| no_server_requests(ctx).boxed(),
         )
         .quote("The server MUST NOT write JSON-RPC requests to stdout.")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern),
         Check::code(
             ids::MODERN_PING_REMOVED,
             Level::Info,
@@ -136,7 +136,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Remove ping, logging/setLevel, and notifications/roots/list_changed.")
         .because("what a removed method gets is reported")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern),
     ]
 }
 

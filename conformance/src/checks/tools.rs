@@ -7,12 +7,12 @@ use serde_json::{json, Map, Value};
 
 use super::step;
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::Ctx;
 use crate::era::Era;
 use crate::ids;
 use crate::pattern::short;
 use crate::probe::Probe;
-use crate::session::Ctx;
 
 pub fn checks() -> Vec<Check> {
     vec![
@@ -25,7 +25,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("schema.ts: ListToolsResult { tools: Tool[] }; Tool { name: string; inputSchema: { type: \"object\" } }")
         .because("required fields of the schema")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .tools(Era::Legacy),
         Check::code(
             ids::TOOLS_NAMES_VALID,
@@ -35,7 +35,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| names_valid(ctx).boxed(),
         )
         .quote("Tool names SHOULD be between 1 and 128 characters in length (inclusive). / The following SHOULD be the only allowed characters: uppercase and lowercase ASCII letters (A-Z, a-z), digits (0-9), underscore (_), hyphen (-), and dot (.) / Tool names SHOULD be unique within a server.")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .tools(Era::Legacy),
         Check::code(
             ids::TOOLS_INVALID_CURSOR,
@@ -45,7 +45,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| invalid_cursor(ctx).boxed(),
         )
         .quote("Invalid cursors SHOULD result in an error with code -32602 (Invalid params).")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .tools(Era::Legacy),
         Check::code(
             ids::TOOLS_UNKNOWN_TOOL,
@@ -56,7 +56,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools")
         .because("no keyword, and -32602 is only the example's code: reported")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .tools(Era::Legacy)
         .echo_level(Level::Must),
         Check::code(
@@ -68,7 +68,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("schema.ts: CallToolResult { content: ContentBlock[]; isError?: boolean }")
         .because("required and typed fields of the schema")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .tools(Era::Legacy),
         Check::code(
             ids::TOOLS_STRUCTURED_CONTENT,
@@ -78,7 +78,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| structured_content(ctx).boxed(),
         )
         .quote("Servers MUST provide structured results that conform to this schema.")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .tools(Era::Legacy),
     ]
 }

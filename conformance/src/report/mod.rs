@@ -251,7 +251,7 @@ pub(crate) mod tests {
                 reason: String::new(),
                 echo_only: false,
                 echo_level: None,
-                session: crate::check::Session::Own,
+                runs_in: crate::check::RunsIn::Own,
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),

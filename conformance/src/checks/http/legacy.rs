@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::wire::{modern_post, seen, Ask, Wire};
 use crate::check::Outcome;
 use crate::checks::step;
-use crate::session::Ctx;
+use crate::ctx::Ctx;
 use crate::transport::http::reply::Reply;
 
 /// A foreign origin: a page on another site, as a DNS rebinding attack sends.

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::wire::{modern_post, seen, Ask, Wire};
 use crate::check::Outcome;
 use crate::checks::step;
-use crate::session::Ctx;
+use crate::ctx::Ctx;
 use crate::transport::http::reply::Reply;
 
 /// Is `reply` the rejection the text asks for: 400 with a -32020 JSON-RPC error?

@@ -4,7 +4,7 @@
 use super::wire::{seen, Wire};
 use crate::check::Outcome;
 use crate::checks::step;
-use crate::session::Ctx;
+use crate::ctx::Ctx;
 use crate::transport::http::reply::{answers, Body, Reply};
 use serde_json::Value;
 

@@ -13,8 +13,8 @@ use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::Method;
 use serde_json::{json, Value};
 
+use crate::ctx::Ctx;
 use crate::probe::{initialize_params, modern_meta};
-use crate::session::Ctx;
 use crate::transport::http::reply::{self, Reply};
 use crate::transport::http::{Log, ACCEPT_BOTH};
 use crate::transport::Endpoint;
