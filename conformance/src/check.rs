@@ -207,10 +207,11 @@ impl Outcome {
         Outcome::Pass(text.into())
     }
 
-    pub fn fail(expected: impl Into<String>, actual: impl Into<String>) -> Outcome {
+    /// What was expected, and what came back (a reply, or why none came: a probe's error).
+    pub fn fail(expected: impl Into<String>, actual: impl fmt::Display) -> Outcome {
         Outcome::Fail {
             expected: expected.into(),
-            actual: actual.into(),
+            actual: actual.to_string(),
         }
     }
 }

@@ -9,15 +9,15 @@ use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
+use mcp_protocol::mcp::modern;
 use parking_lot::Mutex;
+use serde_json::Value;
 
 use crate::config::RunConfig;
 use crate::era::EraReport;
 use crate::evidence::{Collected, Trace};
-use crate::probe::{modern_meta, Probe, Spawner};
+use crate::probe::{modern_meta, Probe, ProbeError, Spawner};
 use crate::target::Target;
-use mcp_protocol::mcp::modern;
-use serde_json::Value;
 
 /// A shared session's process while no check holds it.
 pub type Slot = Arc<Mutex<Option<Probe>>>;
@@ -44,13 +44,13 @@ impl Ctx {
     }
 
     /// A fresh process, no handshake.
-    pub async fn spawn(&self) -> Result<Probe, String> {
+    pub async fn spawn(&self) -> Result<Probe, ProbeError> {
         self.spawner.spawn(&self.trace, "own process")
     }
 
     /// A ready legacy session: the shared one for a check of the shared group, else a fresh
     /// process after a complete handshake with the latest version.
-    pub async fn ready(&self) -> Result<Lease, String> {
+    pub async fn ready(&self) -> Result<Lease, ProbeError> {
         if let Some(mut lease) = self.lease("shared legacy session")? {
             if std::mem::take(&mut lease.pending_initialized) {
                 lease.notify("notifications/initialized", None).await?;
@@ -64,7 +64,7 @@ impl Ctx {
 
     /// A modern (2026-07-28) session: every request sent with [`Probe::request`] carries
     /// [`modern_meta`]. The shared one for a check of the shared group, else a fresh process.
-    pub async fn modern_session(&self) -> Result<Lease, String> {
+    pub async fn modern_session(&self) -> Result<Lease, ProbeError> {
         if let Some(lease) = self.lease("shared modern session")? {
             return Ok(lease);
         }
@@ -73,12 +73,12 @@ impl Ctx {
         Ok(Lease::own(probe))
     }
 
-    fn lease(&self, label: &str) -> Result<Option<Lease>, String> {
+    fn lease(&self, label: &str) -> Result<Option<Lease>, ProbeError> {
         let Some(slot) = &self.shared else {
             return Ok(None);
         };
         let probe = slot.lock().take();
-        let mut probe = probe.ok_or_else(|| "the shared session is in use or gone".to_owned())?;
+        let mut probe = probe.ok_or(ProbeError::NoSession)?;
         probe.rebind(&self.trace, label);
         Ok(Some(Lease {
             probe: Some(probe),
@@ -127,7 +127,7 @@ impl Ctx {
 /// while no check has taken it over.
 #[derive(Debug)]
 pub struct Initialized {
-    pub reply: Result<Value, String>,
+    pub reply: Result<Value, ProbeError>,
     process: Mutex<Option<Probe>>,
 }
 
@@ -161,7 +161,7 @@ impl Ctx {
     /// A process whose `initialize` offering `version` got a result, and nothing else was sent
     /// to it: the one [`Ctx::initialized`] left, if no other check took it, else a fresh one.
     /// Starting a server can take seconds; this saves one start per version.
-    pub async fn after_initialize(&self, version: &str) -> Result<(Probe, Value), String> {
+    pub async fn after_initialize(&self, version: &str) -> Result<(Probe, Value), ProbeError> {
         let init = self.initialized(version).await;
         let left = init.process.lock().take();
         if let (Some(mut probe), Ok(reply)) = (left, &init.reply) {

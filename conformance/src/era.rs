@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::mismatch::Kind;
 use crate::pattern::{describe, short};
+use crate::probe::ProbeError;
 
 /// A protocol era: legacy (the `initialize` handshake) or modern (2026-07-28, stateless).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +31,7 @@ pub struct EraReport {
     /// `_meta["io.modelcontextprotocol/serverInfo"]` of the DiscoverResult, if any.
     pub server_info: Option<Value>,
     /// The reply to the start-up `initialize` (with the latest legacy version), or why none.
-    pub initialize_reply: Option<Result<Value, String>>,
+    pub initialize_reply: Option<Result<Value, ProbeError>>,
     /// `capabilities` of the `initialize` result and of the DiscoverResult.
     pub legacy_capabilities: Option<Value>,
     pub modern_capabilities: Option<Value>,
@@ -114,7 +115,10 @@ pub fn strings(v: Option<&Value>) -> Option<Vec<String>> {
 }
 
 /// Judges the two probes' replies (`Err`: no reply, and why).
-pub fn conclude(discover: Result<Value, String>, initialize: Result<Value, String>) -> EraReport {
+pub fn conclude(
+    discover: Result<Value, ProbeError>,
+    initialize: Result<Value, ProbeError>,
+) -> EraReport {
     let mut era = EraReport::default();
     match &discover {
         Ok(reply) => match (reply.get("result"), reply.get("error")) {
@@ -228,14 +232,14 @@ mod tests {
         // -32022 is modern, but the server does not accept 2026-07-28.
         let other = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "x",
             "data": {"supported": ["2027-01-01"], "requested": "2026-07-28"}}});
-        let future = conclude(Ok(other), Err("timeout".to_owned()));
+        let future = conclude(Ok(other), Err(ProbeError::NoSession));
         assert_eq!(future.label(), "modern");
         assert!(!future.accepts_latest);
         assert_eq!(future.supported, vec!["2027-01-01".to_owned()]);
 
         // A server that answers every method with {} is not modern.
         let empty = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
-        let neither = conclude(Ok(empty), Err("no response".to_owned()));
+        let neither = conclude(Ok(empty), Err(ProbeError::NoSession));
         assert_eq!(
             (neither.label(), neither.eras()),
             ("neither", Vec::<String>::new())

@@ -6,14 +6,13 @@
 //! timestamp counts from the check's start, so the parts read as one timeline.
 
 use std::sync::Arc;
-
-use parking_lot::Mutex;
 use std::time::Instant;
 
-use crate::transcript::Direction;
-use crate::transcript::TranscriptEntry;
+use parking_lot::Mutex;
 
 use crate::mismatch::Kind;
+use crate::transcript::Direction;
+use crate::transcript::TranscriptEntry;
 
 /// Of each process's part of a check's transcript, the report keeps entries from the start up
 /// to this many bytes of text, and from the end up to [`TRANSCRIPT_TAIL_BYTES`]; a note says how

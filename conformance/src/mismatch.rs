@@ -8,11 +8,11 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::ids::{self, CheckId};
 use crate::transcript::TranscriptEntry;
-use serde::Serialize;
-use serde_json::Value;
 
 /// What kind of mismatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -2,9 +2,10 @@
 //! per finished check (`[12/65] lifecycle.ping PASS 0.2s`) for CI logs, which must show that a
 //! run is moving.
 
-use parking_lot::Mutex;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
 
 use crate::check::CheckResult;
 use crate::config::Progress;

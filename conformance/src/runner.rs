@@ -4,12 +4,12 @@
 //! the checks that own them, and expected failures applied.
 
 use std::sync::Arc;
-
-use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
+use mcp_protocol::mcp::modern;
+use parking_lot::Mutex;
 
 use crate::catalog::Check;
 use crate::check::{judge, CheckResult, Outcome, Profile, RunsIn, Status, TargetReport};
@@ -19,14 +19,13 @@ use crate::era::EraReport;
 use crate::evidence::Trace;
 use crate::ids;
 use crate::mismatch::Finding;
-use crate::probe::{modern_meta, Probe, Spawner};
+use crate::probe::{modern_meta, Probe, ProbeError, Spawner};
 use crate::progress::Tracker;
 use crate::select::{not_applicable, select, ExpectedFailures};
 use crate::target::Target;
 use crate::transcript::Direction;
 use crate::transcript::TranscriptEntry;
 use crate::transport::http::server as http_server;
-use mcp_protocol::mcp::modern;
 
 /// Everything the checks of one target share.
 struct Env {
@@ -86,7 +85,7 @@ pub async fn run_target(
             )
             .await;
             report.skipped = None;
-            report.start_error = Some(e);
+            report.start_error = Some(e.to_string());
             report.duration = started.elapsed();
             report
         }
@@ -127,7 +126,7 @@ async fn run_checks(
     let startup = match crate::startup::start(&spawner).await {
         Ok(startup) => startup,
         Err(e) => {
-            report.start_error = Some(e);
+            report.start_error = Some(e.to_string());
             report.starts = spawner.starts.snapshot();
             report.duration = started.elapsed();
             return report;
@@ -440,7 +439,7 @@ async fn run_group<'a>(
 
 /// A new shared session after one broke: a fresh process, with the handshake (legacy) or the
 /// modern `_meta` set; its frames go to the check that needs it.
-async fn new_session(env: &Env, kind: RunsIn, trace: &Trace) -> Result<Probe, String> {
+async fn new_session(env: &Env, kind: RunsIn, trace: &Trace) -> Result<Probe, ProbeError> {
     let label = format!("new shared {} session", kind.as_str());
     let mut probe = env.spawner.spawn(trace, label)?;
     match kind {

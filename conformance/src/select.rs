@@ -1,7 +1,7 @@
 //! Which checks run against a target, and how a FAIL is read: `--only`/`--skip` patterns,
 //! checks that do not apply to the server's eras or capabilities, and expected failures.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mcp_protocol::mcp::modern;
 
@@ -41,6 +41,24 @@ pub fn select<'a>(checks: &'a [Check], config: &RunConfig) -> Vec<&'a Check> {
         .collect()
 }
 
+/// Why a baseline (`--expected-failures`) cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("line {line}: unknown check id {id:?} (see mcp-conformance --list)")]
+    UnknownId { line: usize, id: String },
+    /// An error of the file at `path`.
+    #[error("{}: {source}", .path.display())]
+    In {
+        path: PathBuf,
+        source: Box<BaselineError>,
+    },
+}
+
 /// `--expected-failures FILE`: one check id per line, optionally `TARGET:` before it, then the
 /// reason; `#` starts a comment.
 #[derive(Debug, Clone, Default)]
@@ -49,13 +67,18 @@ pub struct ExpectedFailures {
 }
 
 impl ExpectedFailures {
-    pub fn load(path: &Path, known: &[Check]) -> Result<ExpectedFailures, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Self::parse(&text, known).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path, known: &[Check]) -> Result<ExpectedFailures, BaselineError> {
+        let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, known).map_err(|e| BaselineError::In {
+            path: path.to_owned(),
+            source: Box::new(e),
+        })
     }
 
-    pub fn parse(text: &str, known: &[Check]) -> Result<ExpectedFailures, String> {
+    pub fn parse(text: &str, known: &[Check]) -> Result<ExpectedFailures, BaselineError> {
         let mut entries = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();
@@ -71,10 +94,10 @@ impl ExpectedFailures {
                 None => (None, key),
             };
             if !known.iter().any(|c| c.info.id == id) {
-                return Err(format!(
-                    "line {}: unknown check id {id:?} (see mcp-conformance --list)",
-                    n + 1
-                ));
+                return Err(BaselineError::UnknownId {
+                    line: n + 1,
+                    id: id.to_owned(),
+                });
             }
             entries.push((target, id.to_owned(), reason.to_owned()));
         }

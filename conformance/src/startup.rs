@@ -17,7 +17,7 @@ use crate::evidence::Trace;
 use crate::ids;
 use crate::mismatch::Kind;
 use crate::probe::{
-    describe_exit, discover_request, initialize_params, modern_meta, Probe, Spawner,
+    describe_exit, discover_request, initialize_params, modern_meta, Probe, ProbeError, Spawner,
 };
 use mcp_protocol::mcp::modern;
 
@@ -37,8 +37,19 @@ const STDERR_SHOWN: usize = 12;
 /// Non-frames from stdout a start error quotes.
 const STDOUT_SHOWN: usize = 3;
 
+/// Why there is nothing to test.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A start-up process could not be started.
+    #[error(transparent)]
+    Spawn(#[from] ProbeError),
+    /// The server answered neither start-up request: how it ended, or what it wrote.
+    #[error("{0}")]
+    NothingAnswered(String),
+}
+
 /// Starts the two probes and judges their replies; `Err` is a start error.
-pub async fn start(spawner: &Spawner) -> Result<Startup, String> {
+pub async fn start(spawner: &Spawner) -> Result<Startup, StartError> {
     let trace = Trace::new(ids::ERA_DETECT.as_str());
     let mut legacy = spawner.spawn(&trace, "start-up process: initialize")?;
     let mut modern = spawner.spawn(&trace, "start-up process: server/discover")?;
@@ -60,7 +71,8 @@ pub async fn start(spawner: &Spawner) -> Result<Startup, String> {
         .or(modern.blocked)
         .filter(|_| initialize.is_err() && discover.is_err());
     if initialize.is_err() && discover.is_err() && blocked.is_none() {
-        return Err(nothing_to_test(&legacy, &modern, &initialize, &discover).await);
+        let why = nothing_to_test(&legacy, &modern, &initialize, &discover).await;
+        return Err(StartError::NothingAnswered(why));
     }
     let legacy_ok = initialize
         .as_ref()
@@ -85,7 +97,7 @@ pub async fn start(spawner: &Spawner) -> Result<Startup, String> {
 }
 
 /// Sends `msg` with a fresh id and waits for its reply (the start budget applies).
-async fn request(probe: &mut Probe, mut msg: Value) -> Result<Value, String> {
+async fn request(probe: &mut Probe, mut msg: Value) -> Result<Value, ProbeError> {
     let id = json!(probe.id());
     msg["id"] = id.clone();
     probe.send(&msg).await?;
@@ -112,8 +124,8 @@ fn blocked_reason(legacy: &Probe, modern: &Probe, kind: Kind) -> String {
 async fn nothing_to_test(
     legacy: &Probe,
     modern: &Probe,
-    initialize: &Result<Value, String>,
-    discover: &Result<Value, String>,
+    initialize: &Result<Value, ProbeError>,
+    discover: &Result<Value, ProbeError>,
 ) -> String {
     let status = legacy
         .wait_exit(Duration::from_millis(300))
@@ -133,7 +145,7 @@ async fn nothing_to_test(
     // Anything but running out of time or a process that ended is worth saying.
     for (what, result) in [("initialize", initialize), ("server/discover", discover)] {
         if let (Err(e), None) = (result, status) {
-            if !e.starts_with("no response to id") {
+            if !matches!(e, ProbeError::Timeout { .. } | ProbeError::Overtaken { .. }) {
                 text.push_str(&format!("; {what}: {e}"));
             }
         }

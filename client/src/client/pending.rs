@@ -1,11 +1,11 @@
 //! The pending map: each request id still waiting, paired with the caller who waits for its
 //! reply, whatever order the replies arrive in.
 
-use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use mcp_protocol::{RequestId, Response};
+use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use crate::error::ClientError;

@@ -7,8 +7,9 @@ use serde_json::json;
 use super::step;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, RunsIn};
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, Lease};
 use crate::ids;
+use crate::probe::ProbeError;
 
 pub fn checks() -> Vec<Check> {
     vec![
@@ -33,7 +34,7 @@ pub fn checks() -> Vec<Check> {
     ]
 }
 
-async fn cancel_unknown(ctx: &Ctx) -> Result<crate::ctx::Lease, String> {
+async fn cancel_unknown(ctx: &Ctx) -> Result<Lease, ProbeError> {
     let mut p = ctx.ready().await?;
     p.notify(
         "notifications/cancelled",

@@ -15,7 +15,7 @@ use crate::check::{Level, Outcome, RunsIn};
 use crate::ctx::Ctx;
 use crate::ids;
 use crate::pattern::{describe, short};
-use crate::probe::{describe_exit, is_response, Got};
+use crate::probe::{describe_exit, is_response, Got, ProbeError};
 
 /// How long a server may take to exit once its stdin is closed (or on SIGTERM): the harness's
 /// reading of "promptly".
@@ -190,7 +190,7 @@ struct ShortSession {
     stderr: (u64, u64),
 }
 
-async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, String>> {
+async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, ProbeError>> {
     ctx.observe(SHORT_SESSION, |ctx| async move {
         // The process version negotiation asked 1999-01-01 in, if the server answered it: what
         // it wrote since it started counts (a banner comes before the initialize reply).

@@ -15,7 +15,7 @@ use crate::check::{Level, Outcome, RunsIn};
 use crate::ctx::Ctx;
 use crate::ids::{self, CheckId};
 use crate::pattern::short;
-use crate::probe::{is_response, Got, Quiet};
+use crate::probe::{is_response, Got, ProbeError, Quiet};
 
 /// What the harness writes when a check needs input that is not a valid message.
 const CLIENT_MUST_NOT: &str =
@@ -216,18 +216,38 @@ const NOT_JSON: &str = r#"{"jsonrpc": "2.0", "id": 7, "method": "#;
 /// The name of the observation the checks of input a client must not send share.
 pub(crate) const MALFORMED: &str = "input a client must not send";
 
+/// Why a body of [`after_malformed`]'s session could not be judged.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum Unjudged {
+    /// Its own wait failed.
+    #[error(transparent)]
+    Probe(#[from] ProbeError),
+    /// It was not sent: the server had stopped answering after an earlier body.
+    #[error("not sent: the server stopped answering after {after}: {because}")]
+    NotSent {
+        after: &'static str,
+        because: ProbeError,
+    },
+}
+
+/// What each body of the malformed-input session got, or why the session did not start.
+type Malformed = Result<Vec<Result<Quiet, Unjudged>>, ProbeError>;
+
 /// In one fresh, ready session, observed once for the checks that judge it: the line that is
 /// not JSON, then each invalid body, each followed by a ping. For each, the replies that came
 /// before the ping's, or why it could not be judged (the server stopped answering after an
 /// earlier one: it is not sent then).
-async fn after_malformed(ctx: &Ctx) -> std::sync::Arc<Result<Vec<Result<Quiet, String>>, String>> {
+async fn after_malformed(ctx: &Ctx) -> std::sync::Arc<Malformed> {
     ctx.observe(MALFORMED, |ctx| async move {
         let mut p = ctx.ready().await?;
         let mut seen = Vec::new();
-        let mut broken: Option<String> = None;
+        let mut broken: Option<(&'static str, ProbeError)> = None;
         for body in std::iter::once(NOT_JSON).chain(INVALID) {
-            if let Some(why) = &broken {
-                seen.push(Err(format!("not sent: {why}")));
+            if let Some((after, because)) = &broken {
+                seen.push(Err(Unjudged::NotSent {
+                    after,
+                    because: because.clone(),
+                }));
                 continue;
             }
             let frame = p.frame(body.as_bytes());
@@ -236,9 +256,9 @@ async fn after_malformed(ctx: &Ctx) -> std::sync::Arc<Result<Vec<Result<Quiet, S
                 Err(e) => Err(e),
             };
             if let Err(e) = &quiet {
-                broken = Some(format!("the server stopped answering after {body}: {e}"));
+                broken = Some((body, e.clone()));
             }
-            seen.push(quiet);
+            seen.push(quiet.map_err(Unjudged::from));
         }
         Ok(seen)
     })
@@ -247,13 +267,13 @@ async fn after_malformed(ctx: &Ctx) -> std::sync::Arc<Result<Vec<Result<Quiet, S
 
 /// What came after `body` in [`after_malformed`]'s session.
 fn after<T>(
-    observed: &Result<Vec<Result<Quiet, String>>, String>,
+    observed: &Malformed,
     body: &str,
-    judge: impl FnOnce(&Result<Quiet, String>) -> T,
+    judge: impl FnOnce(&Result<Quiet, Unjudged>) -> T,
 ) -> Result<T, Outcome> {
     let seen = observed
         .as_ref()
-        .map_err(|e| Outcome::fail("a complete handshake", e.clone()))?;
+        .map_err(|e| Outcome::fail("a complete handshake", e))?;
     let index = std::iter::once(NOT_JSON)
         .chain(INVALID)
         .position(|b| b == body)
@@ -267,7 +287,7 @@ async fn parse_error_keeps_serving(ctx: &Ctx) -> Outcome {
     let observed = after_malformed(ctx).await;
     let judged = after(&observed, NOT_JSON, |quiet| match quiet {
         Ok(_) => Outcome::pass("a ping after it was answered"),
-        Err(e) => Outcome::fail("the server still answers a ping", e.clone()),
+        Err(e) => Outcome::fail("the server still answers a ping", e),
     });
     judged.unwrap_or_else(|outcome| outcome)
 }
@@ -286,7 +306,7 @@ async fn parse_error_reply(ctx: &Ctx) -> Outcome {
                 "no reply (a ping sent after it was answered first)",
             ),
         },
-        Err(e) => Outcome::fail(expected, e.clone()),
+        Err(e) => Outcome::fail(expected, e),
     });
     judged.unwrap_or_else(|outcome| outcome)
 }
@@ -300,7 +320,7 @@ async fn judge_invalid(ctx: &Ctx, body: &str, id: Option<Value>) -> Outcome {
     let judged = after(&observed, body, |quiet| {
         let quiet = match quiet {
             Ok(quiet) => quiet,
-            Err(e) => return Outcome::fail(expected.clone(), e.clone()),
+            Err(e) => return Outcome::fail(expected.clone(), e),
         };
         let reply = quiet
             .responses
@@ -327,9 +347,9 @@ async fn invalid_keeps_serving(ctx: &Ctx) -> Outcome {
                 "a ping after each of {} was answered",
                 INVALID.len()
             )),
-            Some(e) => Outcome::fail("the server still answers a ping", e.clone()),
+            Some(e) => Outcome::fail("the server still answers a ping", e),
         },
-        Err(e) => Outcome::fail("a complete handshake", e.clone()),
+        Err(e) => Outcome::fail("a complete handshake", e),
     }
 }
 

@@ -4,13 +4,13 @@ use futures::FutureExt;
 use mcp_protocol::mcp::ProtocolVersion;
 use serde_json::{json, Value};
 
-use super::step;
+use super::{step, StepError};
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, RunsIn};
 use crate::ctx::Ctx;
 use crate::ids;
 use crate::pattern::{describe, short};
-use crate::probe::initialize_request;
+use crate::probe::{initialize_request, ProbeError};
 use crate::LATEST;
 
 /// A version no server supports.
@@ -182,10 +182,10 @@ async fn initialize_result(ctx: &Ctx) -> Outcome {
 
 /// The version the server answers to `initialize` offering `offered`, each asked once per
 /// target in a fresh process (the latest from the start-up's `initialize`).
-async fn negotiated(ctx: &Ctx, offered: &str) -> Result<String, String> {
+async fn negotiated(ctx: &Ctx, offered: &str) -> Result<String, StepError> {
     let from = |reply: &Value| match reply.pointer("/result/protocolVersion") {
         Some(Value::String(v)) => Ok(v.clone()),
-        _ => Err(describe(reply)),
+        _ => Err(StepError::Answer(describe(reply))),
     };
     if offered == LATEST {
         if let Some(Some(Ok(reply))) = ctx.era.as_ref().map(|e| &e.initialize_reply) {
@@ -194,7 +194,7 @@ async fn negotiated(ctx: &Ctx, offered: &str) -> Result<String, String> {
     }
     match &ctx.initialized(offered).await.reply {
         Ok(reply) => from(reply),
-        Err(e) => Err(e.clone()),
+        Err(e) => Err(e.clone().into()),
     }
 }
 
@@ -275,7 +275,7 @@ async fn initialized_no_reply(ctx: &Ctx) -> Outcome {
 
 /// A fresh process whose first request may go unanswered: after `--timeout` without a
 /// reply, `initialize` follows as a barrier.
-async fn before_initialize(ctx: &Ctx, method: &str) -> Result<Value, String> {
+async fn before_initialize(ctx: &Ctx, method: &str) -> Result<Value, ProbeError> {
     let mut p = ctx.spawn().await?;
     p.barrier = Some(initialize_request(LATEST));
     p.request(method, None).await

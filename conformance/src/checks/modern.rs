@@ -23,7 +23,7 @@ use crate::ctx::Ctx;
 use crate::era::{strings, Era};
 use crate::ids;
 use crate::pattern::{describe, short};
-use crate::probe::{discover_request, modern_meta};
+use crate::probe::{discover_request, modern_meta, ProbeError};
 
 /// The version the modern checks offer, and the one an era probe offers.
 const VERSION: &str = modern::VERSION;
@@ -412,7 +412,7 @@ async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
             }
             let partial = replies.pop().unwrap_or_default();
             let bare = replies.pop().unwrap_or_default();
-            Ok::<_, (String, String)>((bare, partial))
+            Ok::<_, (String, ProbeError)>((bare, partial))
         })
         .await;
     observed

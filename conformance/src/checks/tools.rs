@@ -5,14 +5,14 @@ use std::collections::HashSet;
 use futures::FutureExt;
 use serde_json::{json, Map, Value};
 
-use super::step;
+use super::{step, StepError};
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, RunsIn};
 use crate::ctx::Ctx;
 use crate::era::Era;
 use crate::ids;
-use crate::pattern::short;
-use crate::probe::Probe;
+use crate::pattern::{short, Mismatch};
+use crate::probe::{Probe, ProbeError};
 
 pub fn checks() -> Vec<Check> {
     vec![
@@ -84,7 +84,7 @@ pub fn checks() -> Vec<Check> {
 }
 
 /// Every page of `tools/list`, following `nextCursor` (at most 100): the `result` objects.
-pub(crate) async fn list_pages(p: &mut Probe) -> Result<Vec<Value>, String> {
+pub(crate) async fn list_pages(p: &mut Probe) -> Result<Vec<Value>, StepError> {
     let mut pages = Vec::new();
     let mut cursor: Option<Value> = None;
     let mut seen = HashSet::new();
@@ -92,24 +92,36 @@ pub(crate) async fn list_pages(p: &mut Probe) -> Result<Vec<Value>, String> {
         let params = cursor.as_ref().map(|c| json!({"cursor": c}));
         let reply = p.request("tools/list", params).await?;
         let Some(result) = reply.get("result") else {
-            return Err(format!("tools/list failed: {}", short(&reply)));
+            return Err(StepError::Answer(format!(
+                "tools/list failed: {}",
+                short(&reply)
+            )));
         };
         if !result.get("tools").is_some_and(Value::is_array) {
-            return Err(format!("result.tools is not an array: {}", short(result)));
+            return Err(StepError::Answer(format!(
+                "result.tools is not an array: {}",
+                short(result)
+            )));
         }
         pages.push(result.clone());
         match result.get("nextCursor") {
             None | Some(Value::Null) => return Ok(pages),
             Some(c @ Value::String(s)) => {
                 if !seen.insert(s.clone()) {
-                    return Err(format!("nextCursor {s:?} repeats: the pages loop"));
+                    return Err(StepError::Answer(format!(
+                        "nextCursor {s:?} repeats: the pages loop"
+                    )));
                 }
                 cursor = Some(c.clone());
             }
-            Some(other) => return Err(format!("nextCursor is not a string: {other}")),
+            Some(other) => {
+                return Err(StepError::Answer(format!(
+                    "nextCursor is not a string: {other}"
+                )))
+            }
         }
     }
-    Err("more than 100 pages".to_owned())
+    Err(StepError::Answer("more than 100 pages".to_owned()))
 }
 
 /// The tools of all pages.
@@ -123,7 +135,7 @@ pub(crate) fn tools_of(pages: &[Value]) -> Vec<Value> {
 }
 
 /// All tools, following pages (at most 100).
-async fn list_all(p: &mut Probe) -> Result<Vec<Value>, String> {
+async fn list_all(p: &mut Probe) -> Result<Vec<Value>, StepError> {
     Ok(tools_of(&list_pages(p).await?))
 }
 
@@ -272,7 +284,7 @@ fn sample(schema: &Value) -> Value {
 pub(crate) async fn call_safe(
     p: &mut Probe,
     tools: &[Value],
-) -> Result<Option<(Value, Value)>, String> {
+) -> Result<Option<(Value, Value)>, ProbeError> {
     let Some(tool) = safe_tool(tools).cloned() else {
         return Ok(None);
     };
@@ -284,9 +296,9 @@ pub(crate) async fn call_safe(
     Ok(Some((tool, reply)))
 }
 
-async fn call_safe_tool(p: &mut Probe) -> Result<Option<(Value, Value)>, String> {
+async fn call_safe_tool(p: &mut Probe) -> Result<Option<(Value, Value)>, StepError> {
     let tools = list_all(p).await?;
-    call_safe(p, &tools).await
+    Ok(call_safe(p, &tools).await?)
 }
 
 /// A call answered with a JSON-RPC error has no result to judge: the arguments made from the
@@ -366,7 +378,7 @@ async fn structured_content(ctx: &Ctx) -> Outcome {
 
 /// A small JSON Schema check: `type`, `required`, `properties`, `additionalProperties: false`,
 /// `enum`, `items`. Enough for tool output schemas; unknown keywords are not checked.
-pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
+pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), Mismatch> {
     if let Some(kind) = schema.get("type") {
         let kinds: Vec<&str> = match kind {
             Value::String(k) => vec![k.as_str()],
@@ -385,16 +397,20 @@ pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
                 _ => true,
             });
         if !ok {
-            return Err(format!("{path} is {}, not {}", short(v), kinds.join("|")));
+            return Err(Mismatch(format!(
+                "{path} is {}, not {}",
+                short(v),
+                kinds.join("|")
+            )));
         }
     }
     if let Some(options) = schema.get("enum").and_then(Value::as_array) {
         if !options.contains(v) {
-            return Err(format!(
+            return Err(Mismatch(format!(
                 "{path} = {} is not one of {}",
                 short(v),
                 short(&json!(options))
-            ));
+            )));
         }
     }
     if let Some(obj) = v.as_object() {
@@ -406,7 +422,7 @@ pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
         {
             if let Some(name) = name.as_str() {
                 if !obj.contains_key(name) {
-                    return Err(format!("{path}.{name} is required but missing"));
+                    return Err(Mismatch(format!("{path}.{name} is required but missing")));
                 }
             }
         }
@@ -415,9 +431,9 @@ pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
             match props.and_then(|p| p.get(key)) {
                 Some(sub) => conforms(sub, value, &format!("{path}.{key}"))?,
                 None if schema.get("additionalProperties") == Some(&json!(false)) => {
-                    return Err(format!(
+                    return Err(Mismatch(format!(
                         "{path}.{key} is not allowed (additionalProperties: false)"
-                    ))
+                    )))
                 }
                 None => {}
             }
@@ -442,6 +458,7 @@ mod tests {
         assert!(conforms(&schema, &json!({"text": "x"}), "$").is_ok());
         assert!(conforms(&schema, &json!({}), "$")
             .unwrap_err()
+            .to_string()
             .contains("required"));
         assert!(conforms(&schema, &json!({"text": 1}), "$").is_err());
         assert!(conforms(&schema, &json!({"text": "x", "y": 1}), "$").is_err());

@@ -17,12 +17,14 @@ use crate::pattern::short;
 use crate::requests::Requests;
 use crate::transport::Conn;
 
+mod error;
 mod exit;
 mod messages;
 mod spawner;
 mod starts;
 mod wait;
 
+pub use error::ProbeError;
 pub use exit::describe_exit;
 pub use messages::{discover_request, initialize_params, initialize_request, modern_meta};
 pub use spawner::Spawner;
@@ -200,7 +202,7 @@ impl Probe {
         id
     }
 
-    pub async fn send(&mut self, v: &Value) -> Result<(), String> {
+    pub async fn send(&mut self, v: &Value) -> Result<(), ProbeError> {
         if self.first_method.is_none() {
             self.first_method = Some(
                 v.get("method")
@@ -216,7 +218,7 @@ impl Probe {
         }
     }
 
-    pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
+    pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), ProbeError> {
         self.first_method.get_or_insert_with(String::new);
         self.requests.sent_bytes(bytes);
         match self.conn.send_raw(bytes).await {
@@ -226,11 +228,11 @@ impl Probe {
     }
 
     /// Why a write failed: usually because the server is gone, so say how it ended.
-    async fn write_failed(&self, e: &std::io::Error) -> String {
-        format!(
-            "writing to the server's stdin failed: {e}{}",
-            self.exit_note().await
-        )
+    async fn write_failed(&self, e: &std::io::Error) -> ProbeError {
+        ProbeError::WriteFailed {
+            reason: e.to_string(),
+            exit: self.exit_soon().await,
+        }
     }
 
     /// One frame holding `body` in the connection's framing.
@@ -334,9 +336,10 @@ impl Probe {
     }
 
     /// A wait ended on a reply that cannot be read: the check is blocked by its owner.
-    fn block(&mut self, kind: Kind, why: String) {
+    fn block(&mut self, kind: Kind, why: String) -> ProbeError {
         self.blocked.get_or_insert(kind);
-        self.trace.block(kind, why);
+        self.trace.block(kind, why.clone());
+        ProbeError::Blocked { kind, why }
     }
 
     /// Records a finding with the frames that show it.

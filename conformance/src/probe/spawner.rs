@@ -8,7 +8,7 @@ use crate::transport::StdioConn;
 use crate::transport::{Conn, HttpConn};
 
 use super::starts::StartLog;
-use super::Probe;
+use super::{Probe, ProbeError};
 use crate::config::RunConfig;
 use crate::evidence::Trace;
 use crate::mismatch::{Findings, Kind, Spread};
@@ -45,13 +45,16 @@ impl Spawner {
     /// A fresh server process whose evidence goes to `trace`; `label` says what it is for.
     /// Refused once a start has been seen to answer nothing (there is no point waiting out the
     /// start budget again): the check is then blocked by that finding.
-    pub fn spawn(&self, trace: &Trace, label: impl Into<String>) -> Result<Probe, String> {
+    pub fn spawn(&self, trace: &Trace, label: impl Into<String>) -> Result<Probe, ProbeError> {
         if self.findings.has(Kind::SilentStart) {
             let why = "not started: an earlier start of this server answered nothing within the \
                        start budget, so checks that need a process of their own cannot be judged"
                 .to_owned();
             trace.block(Kind::SilentStart, why.clone());
-            return Err(why);
+            return Err(ProbeError::Blocked {
+                kind: Kind::SilentStart,
+                why,
+            });
         }
         let conn = match (&self.target.http, &self.http_client) {
             (Some(endpoint), Some(client)) => Conn::Http(HttpConn::new(
@@ -66,7 +69,10 @@ impl Spawner {
                     self.config.framing,
                     self.config.max_message_bytes,
                 )
-                .map_err(|e| format!("could not start {}: {e}", self.target.display()))?,
+                .map_err(|e| ProbeError::Spawn {
+                    command: self.target.display(),
+                    reason: e.to_string(),
+                })?,
             ),
         };
         let spawned = Instant::now() - conn.elapsed();

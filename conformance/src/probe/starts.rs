@@ -2,9 +2,9 @@
 //! `starts` (first, median, slowest), and what tells a start that never answers.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
-use std::time::Duration;
 
 use crate::check::Starts;
 

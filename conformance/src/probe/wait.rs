@@ -8,7 +8,7 @@ use std::time::Duration;
 use mcp_protocol::mcp::modern;
 use serde_json::{json, Value};
 
-use super::exit::describe_exit;
+use super::error::{Awaited, ProbeError};
 use super::messages::{initialize_params, modern_meta, with_meta};
 use super::{is_response, Got, Probe, KEPT};
 use crate::mismatch::{self, Kind};
@@ -19,7 +19,7 @@ impl Probe {
     /// later; notifications and server requests are passed over. The first reply of a process
     /// may take the start budget, every later one `wait`; with a [`Probe::barrier`], a process
     /// that answered nothing within `wait` is sent the barrier, whose reply ends the wait.
-    pub async fn response(&mut self, id: &Value) -> Result<Value, String> {
+    pub async fn response(&mut self, id: &Value) -> Result<Value, ProbeError> {
         if let Some(reply) = self.take_stashed(id) {
             return Ok(reply);
         }
@@ -55,21 +55,17 @@ impl Probe {
                              line: {}",
                             short(&v)
                         );
-                        self.block(Kind::SpreadOverLines, why.clone());
-                        return Err(why);
+                        return Err(self.block(Kind::SpreadOverLines, why));
                     }
                 }
-                Got::OtherFraming(text) => {
-                    self.block(Kind::OtherFraming, text.clone());
-                    return Err(text);
-                }
+                Got::OtherFraming(text) => return Err(self.block(Kind::OtherFraming, text)),
                 Got::Json(_) | Got::Garbage(_) => {}
                 Got::Eof => {
-                    return Err(format!(
-                        "the server closed its stdout before answering id {id}{}{}",
-                        self.exit_note().await,
-                        self.garbage_note(garbage_before)
-                    ))
+                    return Err(ProbeError::Eof {
+                        awaited: Awaited::Reply(id.clone()),
+                        exit: self.exit_soon().await,
+                        notes: self.garbage_note(garbage_before),
+                    })
                 }
                 Got::Timeout => {
                     if let (true, Some(barrier), None) =
@@ -86,18 +82,17 @@ impl Probe {
                         continue;
                     }
                     self.timed_out = true;
-                    let others = self.other_replies_note(stashed_before);
-                    let budget = if self.answered {
-                        String::new()
-                    } else {
+                    let start_budget = !self.answered;
+                    if start_budget {
                         self.silent_start(id, limit);
-                        " (the start budget, --start-timeout: the process had answered nothing)"
-                            .to_owned()
-                    };
-                    return Err(format!(
-                        "no response to id {id} within {limit:?}{budget}{others}{}",
-                        self.garbage_note(garbage_before)
-                    ));
+                    }
+                    return Err(ProbeError::Timeout {
+                        id: id.clone(),
+                        limit,
+                        start_budget,
+                        notes: self.other_replies_note(stashed_before)
+                            + &self.garbage_note(garbage_before),
+                    });
                 }
             }
         }
@@ -106,7 +101,7 @@ impl Probe {
     /// A response that came while waiting for `id`: ends the wait (`Some`) if it is the one,
     /// equal by value (recorded), the barrier's, or a reply without an id that must be ours;
     /// else it is kept for later.
-    async fn on_response(&mut self, id: &Value, v: Value) -> Option<Result<Value, String>> {
+    async fn on_response(&mut self, id: &Value, v: Value) -> Option<Result<Value, ProbeError>> {
         let got = v.get("id");
         if got == Some(id) || got.is_some_and(|g| mismatch::loosely_equal(g, id)) {
             if got != Some(id) {
@@ -156,17 +151,16 @@ impl Probe {
     }
 
     /// A reply without an id where ours was due: a finding, and the wait is blocked by it.
-    fn no_id(&mut self, id: &Value, seen: &str) -> String {
+    fn no_id(&mut self, id: &Value, seen: &str) -> ProbeError {
         let why = format!("waiting for the reply to id {id}, a reply without an id came: {seen}");
         self.find(Kind::NoId, why.clone());
-        self.block(Kind::NoId, why.clone());
-        why
+        self.block(Kind::NoId, why)
     }
 
     /// Every request still waiting, `id` among them, got a reply under an id no request had:
     /// the server changed the ids, so the reply to `id` will not come under it. A finding, and
     /// the wait is blocked by it.
-    pub fn changed_ids(&mut self, id: &Value) -> Option<String> {
+    pub fn changed_ids(&mut self, id: &Value) -> Option<ProbeError> {
         let ids = self.requests.answered_under_unknown_ids(id)?;
         let ids: Vec<String> = ids.iter().map(Value::to_string).collect();
         let why = format!(
@@ -174,12 +168,11 @@ impl Probe {
             ids.join(", ")
         );
         self.find(Kind::UnknownId, why.clone());
-        self.block(Kind::UnknownId, why.clone());
-        Some(why)
+        Some(self.block(Kind::UnknownId, why))
     }
 
     /// The barrier was answered before `id`: take what is already buffered, then conclude.
-    async fn after_barrier(&mut self, id: &Value) -> Result<Value, String> {
+    async fn after_barrier(&mut self, id: &Value) -> Result<Value, ProbeError> {
         while let Got::Json(v) = self.next(Duration::ZERO).await {
             if v.get("id") == Some(id) {
                 return Ok(v);
@@ -191,11 +184,11 @@ impl Probe {
             .and_then(|b| b.get("method"))
             .and_then(Value::as_str)
             .unwrap_or("request");
-        Err(format!(
-            "no response to id {id}: nothing came within {:?}, then {method}, sent after it, \
-             was answered first",
-            self.wait
-        ))
+        Err(ProbeError::Overtaken {
+            id: id.clone(),
+            wait: self.wait,
+            method: method.to_owned(),
+        })
     }
 
     /// A process whose first request was a start-up one answered nothing within the start
@@ -223,7 +216,7 @@ impl Probe {
 
     /// The next response (requests and notifications from the server are passed over), or
     /// `None` if none came within `window`.
-    pub async fn next_response(&mut self, window: Duration) -> Result<Option<Value>, String> {
+    pub async fn next_response(&mut self, window: Duration) -> Result<Option<Value>, ProbeError> {
         let deadline = tokio::time::Instant::now() + window;
         loop {
             match self.next_until(deadline).await {
@@ -231,19 +224,16 @@ impl Probe {
                 Got::Json(_) => {}
                 Got::Spread(v, lines) => {
                     let why = format!("a reply spread over {lines} lines, not one: {}", short(&v));
-                    self.block(Kind::SpreadOverLines, why.clone());
-                    return Err(why);
+                    return Err(self.block(Kind::SpreadOverLines, why));
                 }
-                Got::OtherFraming(text) => {
-                    self.block(Kind::OtherFraming, text.clone());
-                    return Err(text);
-                }
-                Got::Garbage(g) => return Err(format!("bytes that are not a frame: {g}")),
+                Got::OtherFraming(text) => return Err(self.block(Kind::OtherFraming, text)),
+                Got::Garbage(g) => return Err(ProbeError::Garbage(g)),
                 Got::Eof => {
-                    return Err(format!(
-                        "the server closed its stdout{}",
-                        self.exit_note().await
-                    ))
+                    return Err(ProbeError::Eof {
+                        awaited: Awaited::Anything,
+                        exit: self.exit_soon().await,
+                        notes: String::new(),
+                    })
                 }
                 Got::Timeout => return Ok(None),
             }
@@ -254,7 +244,7 @@ impl Probe {
     /// modern session `server/discover`) and returns the responses and non-frames that came
     /// before its reply. A server answers in order, so anything meant for earlier messages
     /// comes first; no fixed window is waited out.
-    pub async fn until_barrier(&mut self) -> Result<Quiet, String> {
+    pub async fn until_barrier(&mut self) -> Result<Quiet, ProbeError> {
         let mut quiet = Quiet {
             responses: std::mem::take(&mut self.stash),
             garbage: Vec::new(),
@@ -296,24 +286,20 @@ impl Probe {
                 Got::Json(_) => {}
                 Got::Garbage(g) => quiet.garbage.push(g),
                 Got::Spread(v, _) => quiet.responses.push(v),
-                Got::OtherFraming(text) => {
-                    self.block(Kind::OtherFraming, text.clone());
-                    return Err(text);
-                }
+                Got::OtherFraming(text) => return Err(self.block(Kind::OtherFraming, text)),
                 Got::Eof => {
-                    return Err(format!(
-                        "the server closed its stdout before answering the {method} sent as a \
-                         barrier{}",
-                        self.exit_note().await
-                    ))
+                    return Err(ProbeError::Eof {
+                        awaited: Awaited::Barrier(method),
+                        exit: self.exit_soon().await,
+                        notes: String::new(),
+                    })
                 }
                 Got::Timeout => {
                     self.timed_out = true;
-                    return Err(format!(
-                        "no response within {:?} to the {method} sent after it as a barrier: \
-                         the server stopped answering",
-                        self.wait
-                    ));
+                    return Err(ProbeError::BarrierTimeout {
+                        method,
+                        wait: self.wait,
+                    });
                 }
             }
         }
@@ -374,7 +360,11 @@ impl Probe {
 
     /// Sends a request with a fresh id and returns its whole response object. In a modern
     /// session the request carries [`Probe::meta`] as `params._meta` (unless it has its own).
-    pub async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value, String> {
+    pub async fn request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ProbeError> {
         let params = match &self.meta {
             Some(meta) => Some(with_meta(params, meta)),
             None => params,
@@ -388,7 +378,7 @@ impl Probe {
         &mut self,
         method: &str,
         params: Option<Value>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ProbeError> {
         let params = with_meta(params, &modern_meta(modern::VERSION));
         self.send_request(method, Some(params)).await
     }
@@ -398,7 +388,7 @@ impl Probe {
         &mut self,
         method: &str,
         params: Option<Value>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ProbeError> {
         let id = json!(self.id());
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if let Some(p) = params {
@@ -408,7 +398,7 @@ impl Probe {
         self.response(&id).await
     }
 
-    pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), String> {
+    pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), ProbeError> {
         self.notifications += 1;
         self.notifications_sent += 1;
         let mut msg = json!({"jsonrpc": "2.0", "method": method});
@@ -419,13 +409,13 @@ impl Probe {
     }
 
     /// `initialize` with `version`; returns the response object (result or error).
-    pub async fn initialize(&mut self, version: &str) -> Result<Value, String> {
+    pub async fn initialize(&mut self, version: &str) -> Result<Value, ProbeError> {
         self.request("initialize", Some(initialize_params(version)))
             .await
     }
 
     /// `initialize` + `notifications/initialized`; returns the initialize result.
-    pub async fn handshake(&mut self, version: &str) -> Result<Value, String> {
+    pub async fn handshake(&mut self, version: &str) -> Result<Value, ProbeError> {
         let reply = self.initialize(version).await?;
         match reply.get("result") {
             Some(result) => {
@@ -433,25 +423,26 @@ impl Probe {
                 self.notify("notifications/initialized", None).await?;
                 Ok(result)
             }
-            None => Err(format!("initialize failed: {}", short(&reply))),
+            None => Err(ProbeError::Refused(short(&reply))),
         }
     }
 
-    /// Expects no response (and nothing that is not a frame) within `window`.
-    pub async fn silence(&mut self, window: Duration) -> Result<(), String> {
+    /// Expects no response (and nothing that is not a frame) within `window`: what came
+    /// instead, if anything.
+    pub async fn silence(&mut self, window: Duration) -> Option<String> {
         if let Some(r) = self.stash.first() {
-            return Err(format!("got {}", short(r)));
+            return Some(format!("got {}", short(r)));
         }
         let deadline = tokio::time::Instant::now() + window;
         loop {
             match self.next_until(deadline).await {
-                Got::Timeout | Got::Eof => return Ok(()),
+                Got::Timeout | Got::Eof => return None,
                 Got::Json(v) | Got::Spread(v, _) if is_response(&v) => {
-                    return Err(format!("got {}", short(&v)))
+                    return Some(format!("got {}", short(&v)))
                 }
                 Got::Json(_) | Got::Spread(..) => {}
                 Got::Garbage(g) | Got::OtherFraming(g) => {
-                    return Err(format!("got bytes that are not a frame: {g}"))
+                    return Some(format!("got bytes that are not a frame: {g}"))
                 }
             }
         }
@@ -459,7 +450,7 @@ impl Probe {
 
     /// Checks the server still answers: a ping (in a modern session `server/discover`), or
     /// any response to it.
-    pub async fn still_serving(&mut self) -> Result<(), String> {
+    pub async fn still_serving(&mut self) -> Result<(), ProbeError> {
         let method = if self.meta.is_some() {
             modern::DISCOVER
         } else {
@@ -468,7 +459,7 @@ impl Probe {
         self.request(method, None)
             .await
             .map(drop)
-            .map_err(|e| format!("the server stopped serving: {e}"))
+            .map_err(|e| ProbeError::StoppedServing(Box::new(e)))
     }
 
     pub fn close_stdin(&mut self) {
@@ -488,13 +479,9 @@ impl Probe {
         self.closed || self.conn.exit_status().is_some()
     }
 
-    /// How the server ended, if it did within a moment: ` (the server was killed by signal 9
-    /// (SIGKILL))`, or nothing.
-    pub async fn exit_note(&self) -> String {
-        match self.conn.wait_exit(Duration::from_millis(300)).await {
-            Some(status) => format!(" (the server {})", describe_exit(status)),
-            None => String::new(),
-        }
+    /// How the server ended, if it did within a moment.
+    pub async fn exit_soon(&self) -> Option<ExitStatus> {
+        self.conn.wait_exit(Duration::from_millis(300)).await
     }
 
     /// The last lines of the process's stderr, waiting a moment for them to arrive.

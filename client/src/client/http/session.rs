@@ -2,11 +2,11 @@
 //! headers), the legacy session id, what ends a session (a 404, or `DELETE` on close), and the
 //! headers every message gets from what the connection learned.
 
-use parking_lot::Mutex;
 use std::time::Duration;
 
 use mcp_protocol::http as names;
 use mcp_protocol::Message;
+use parking_lot::Mutex;
 use reqwest::StatusCode;
 
 use super::headers::{self, Context};

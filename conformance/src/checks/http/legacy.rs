@@ -5,7 +5,7 @@ use mcp_protocol::http::{EVENT_STREAM, PROTOCOL_VERSION, SESSION_ID};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::wire::{modern_post, seen, Ask, Wire};
+use super::wire::{modern_post, seen, Ask, Wire, WireError};
 use crate::check::Outcome;
 use crate::checks::step;
 use crate::ctx::Ctx;
@@ -20,14 +20,14 @@ fn ok(reply: &Reply) -> bool {
     (200..300).contains(&reply.status)
 }
 
-async fn ready(ctx: &Ctx) -> Result<Wire, String> {
+async fn ready(ctx: &Ctx) -> Result<Wire, WireError> {
     let mut w = Wire::new(ctx)?;
     w.initialize().await?;
     Ok(w)
 }
 
 /// A ping of the session `w` holds, sent with `ask`'s changes.
-async fn ping(w: &mut Wire, change: impl FnOnce(Ask) -> Ask) -> Result<Reply, String> {
+async fn ping(w: &mut Wire, change: impl FnOnce(Ask) -> Ask) -> Result<Reply, WireError> {
     let req = w.request("ping", None);
     let ask = change(w.post(&req));
     w.send(ask).await

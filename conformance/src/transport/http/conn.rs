@@ -11,17 +11,13 @@
 //! its reply read before `send` returns, so a barrier sent after it is answered after it.
 
 use std::sync::Arc;
-
-use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::transcript::Direction;
-use crate::transcript::TranscriptEntry;
-use crate::transport::RawEvent;
 use bytes::Bytes;
 use mcp_protocol::http::{
     encode_header_value, mirrored_name, JSON, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID,
 };
+use parking_lot::Mutex;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -30,6 +26,9 @@ use tokio::task::AbortHandle;
 use super::deliver::{deliver, Delivery, Learned};
 use super::endpoint::Endpoint;
 use super::log::Log;
+use crate::transcript::Direction;
+use crate::transcript::TranscriptEntry;
+use crate::transport::RawEvent;
 
 /// The `Accept` of every POST: both media types, as the client MUST list.
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -39,7 +38,7 @@ const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// An HTTP client for `endpoint`: no proxy for a loopback server, connections bounded by
 /// `wait`.
-pub fn client_for(endpoint: &Endpoint, wait: Duration) -> Result<reqwest::Client, String> {
+pub fn client_for(endpoint: &Endpoint, wait: Duration) -> Result<reqwest::Client, reqwest::Error> {
     let mut builder = reqwest::Client::builder().connect_timeout(wait);
     let loopback = endpoint
         .authority()
@@ -47,9 +46,7 @@ pub fn client_for(endpoint: &Endpoint, wait: Duration) -> Result<reqwest::Client
     if loopback {
         builder = builder.no_proxy();
     }
-    builder
-        .build()
-        .map_err(|e| format!("cannot make an HTTP client: {e}"))
+    builder.build()
 }
 
 /// One logical client of the server (a session, once `initialize` made one).

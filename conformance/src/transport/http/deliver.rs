@@ -5,19 +5,18 @@
 
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
-use crate::transcript::Direction;
-use crate::transport::RawEvent;
 use bytes::Bytes;
 use futures::StreamExt;
 use mcp_protocol::http::{SseReader, EVENT_STREAM, SESSION_ID};
 use mcp_protocol::FrameError;
+use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::log::Log;
 use super::reply::{cut, media_type};
+use crate::transcript::Direction;
+use crate::transport::RawEvent;
 
 /// What the replies taught the connection.
 #[derive(Debug, Default)]

@@ -2,9 +2,9 @@
 //! a process's transcript has. Bounded: past [`KEEP`] entries only the count grows.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use parking_lot::Mutex;
-use std::time::Instant;
 
 use crate::transcript::Direction;
 use crate::transcript::TranscriptEntry;
