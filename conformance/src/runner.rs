@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 use crate::catalog::Check;
 use crate::check::{judge, CheckResult, Outcome, Profile, RunsIn, Status, TargetReport};
 use crate::config::RunConfig;
-use crate::ctx::{Ctx, Memos, Slot};
+use crate::ctx::{Ctx, Observations, Slot};
 use crate::era::EraReport;
 use crate::evidence::Trace;
 use crate::ids;
@@ -31,7 +31,7 @@ use crate::transport::http::server as http_server;
 struct Env {
     spawner: Spawner,
     era: Arc<EraReport>,
-    memos: Memos,
+    observations: Arc<Observations>,
     progress: Tracker,
 }
 
@@ -41,7 +41,7 @@ impl Env {
             spawner: self.spawner.clone(),
             era: Some(Arc::clone(&self.era)),
             shared,
-            memos: self.memos.clone(),
+            observations: Arc::clone(&self.observations),
             trace: trace.clone(),
         }
     }
@@ -155,7 +155,7 @@ async fn run_checks(
     let env = Arc::new(Env {
         spawner,
         era: Arc::new(era),
-        memos: Memos::default(),
+        observations: Arc::default(),
         progress: Tracker::new(
             config.progress,
             config.name_in_progress.then_some(report.name.as_str()),

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::step;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, RunsIn};
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, ShortSession, SHORT_SESSION};
 use crate::ids;
 use crate::pattern::{describe, short};
 use crate::probe::{describe_exit, is_response, Got, ProbeError};
@@ -31,7 +31,7 @@ pub fn checks() -> Vec<Check> {
             |ctx| stdout_only_frames(ctx).boxed(),
         )
         .quote("The server MUST NOT write anything to its stdout that is not a valid MCP message.")
-        .shares(SHORT_SESSION)
+        .shares(SHORT_SESSION.name)
         .runs_first(),
         Check::code(
             ids::FRAMING_REPLIES_IN_KIND,
@@ -113,7 +113,7 @@ pub fn checks() -> Vec<Check> {
         .quote("For the stdio transport, the client SHOULD initiate shutdown by: 1. First, closing the input stream to the child process (the server)")
         .because("closing stdin ends the connection: nothing says requests still pending must be answered")
         .echo_level(Level::Must)
-        .shares(SHORT_SESSION)
+        .shares(SHORT_SESSION.name)
         .runs_first(),
         Check::code(
             ids::FRAMING_EOF_EXIT,
@@ -125,7 +125,7 @@ pub fn checks() -> Vec<Check> {
         .quote("Servers SHOULD exit promptly when their standard input is closed or reads return end-of-file.")
         .because("2026-07-28 only: for a server that speaks only legacy revisions, an observation")
         .echo_level(Level::Must)
-        .shares(SHORT_SESSION)
+        .shares(SHORT_SESSION.name)
         .runs_first(),
         Check::code(
             ids::FRAMING_SIGTERM_EXIT,
@@ -148,7 +148,7 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("The server MAY write UTF-8 strings to its standard error (stderr) for any logging purposes including informational, debug, and error messages.")
         .because("reported, not judged")
-        .shares(SHORT_SESSION)
+        .shares(SHORT_SESSION.name)
         .runs_first(),
         Check::code(
             ids::ECHO_ROUND_TRIPS,
@@ -171,27 +171,8 @@ async fn in_kind(ctx: &Ctx) -> Outcome {
     Outcome::pass("every reply of the run was read as sent")
 }
 
-/// The name of the short session's observation.
-const SHORT_SESSION: &str = "a short session";
-
-/// A short session in a process of its own, observed once: from its start, a handshake, a few
-/// requests, then 100 pings written at once and stdin closed, and stdout read to its end.
-#[derive(Debug)]
-struct ShortSession {
-    /// What was on stdout that is not a JSON-RPC message, and how many in all.
-    not_messages: Vec<String>,
-    not_messages_total: usize,
-    frames: usize,
-    /// The ids of the requests written just before stdin closed that were answered.
-    answered: BTreeSet<i64>,
-    /// How the process ended after stdin closed and its last reply, and how long after.
-    exit: Option<(Duration, String)>,
-    /// (bytes, lines) written to stderr.
-    stderr: (u64, u64),
-}
-
 async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, ProbeError>> {
-    ctx.observe(SHORT_SESSION, |ctx| async move {
+    ctx.observe(&SHORT_SESSION, |ctx| async move {
         // The process version negotiation asked 1999-01-01 in, if the server answered it: what
         // it wrote since it started counts (a banner comes before the initialize reply).
         let (mut p, _) = ctx.after_initialize("1999-01-01").await?;

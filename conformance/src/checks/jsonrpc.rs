@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::step;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, RunsIn};
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, Malformed, Unjudged, MALFORMED};
 use crate::ids::{self, CheckId};
 use crate::pattern::short;
 use crate::probe::{is_response, Got, ProbeError, Quiet};
@@ -184,7 +184,7 @@ fn malformed(id: CheckId, description: &str, spec: &str, f: crate::catalog::Chec
         .quote(CLIENT_MUST_NOT)
         .because(SERVER_UNBOUND)
         .echo_level(Level::Must)
-        .shares(MALFORMED)
+        .shares(MALFORMED.name)
         .runs_first()
 }
 
@@ -213,32 +213,12 @@ async fn unknown_method(ctx: &Ctx) -> Outcome {
 /// A line that is not JSON (`{"jsonrpc": "2.0", "id": 7, "method": ` cut short), sent first.
 const NOT_JSON: &str = r#"{"jsonrpc": "2.0", "id": 7, "method": "#;
 
-/// The name of the observation the checks of input a client must not send share.
-pub(crate) const MALFORMED: &str = "input a client must not send";
-
-/// Why a body of [`after_malformed`]'s session could not be judged.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-enum Unjudged {
-    /// Its own wait failed.
-    #[error(transparent)]
-    Probe(#[from] ProbeError),
-    /// It was not sent: the server had stopped answering after an earlier body.
-    #[error("not sent: the server stopped answering after {after}: {because}")]
-    NotSent {
-        after: &'static str,
-        because: ProbeError,
-    },
-}
-
-/// What each body of the malformed-input session got, or why the session did not start.
-type Malformed = Result<Vec<Result<Quiet, Unjudged>>, ProbeError>;
-
 /// In one fresh, ready session, observed once for the checks that judge it: the line that is
 /// not JSON, then each invalid body, each followed by a ping. For each, the replies that came
 /// before the ping's, or why it could not be judged (the server stopped answering after an
 /// earlier one: it is not sent then).
 async fn after_malformed(ctx: &Ctx) -> std::sync::Arc<Malformed> {
-    ctx.observe(MALFORMED, |ctx| async move {
+    ctx.observe(&MALFORMED, |ctx| async move {
         let mut p = ctx.ready().await?;
         let mut seen = Vec::new();
         let mut broken: Option<(&'static str, ProbeError)> = None;

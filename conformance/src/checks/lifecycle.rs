@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::{step, StepError};
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, RunsIn};
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, VERSIONS};
 use crate::ids;
 use crate::pattern::{describe, short};
 use crate::probe::{initialize_request, ProbeError};
@@ -15,8 +15,6 @@ use crate::LATEST;
 
 /// A version no server supports.
 const UNKNOWN_VERSION: &str = "1999-01-01";
-/// The name of the observations of `initialize` offering each version.
-const VERSIONS: &str = "initialize offering each version";
 
 pub fn checks() -> Vec<Check> {
     vec![

@@ -19,18 +19,16 @@ use super::step;
 use super::tools::{call_safe, list_pages, tools_of, NO_SAFE_TOOL};
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, RunsIn};
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, WITHOUT_META};
 use crate::era::{strings, Era};
 use crate::ids;
 use crate::pattern::{describe, short};
-use crate::probe::{discover_request, modern_meta, ProbeError};
+use crate::probe::{discover_request, modern_meta};
 
 /// The version the modern checks offer, and the one an era probe offers.
 const VERSION: &str = modern::VERSION;
 /// A version no server supports.
 const BOGUS_VERSION: &str = "1999-01-01";
-/// The name of the observation of requests without proper `_meta`.
-const WITHOUT_META: &str = "tools/list without _meta";
 
 pub fn era_checks() -> Vec<Check> {
     vec![Check::code(
@@ -106,7 +104,7 @@ pub fn checks() -> Vec<Check> {
         .because("a request with neither initialize nor modern _meta may be served as a legacy one; the MUST is modern.missing-meta-invalid-params'")
         .echo_level(Level::Must)
         .modern()
-        .shares(WITHOUT_META),
+        .shares(WITHOUT_META.name),
         Check::code(
             ids::MODERN_MISSING_META_INVALID_PARAMS,
             Level::Must,
@@ -117,7 +115,7 @@ pub fn checks() -> Vec<Check> {
         .quote("A request missing any required field is malformed; the server MUST reject it with JSON-RPC error code -32602 (Invalid params).")
         .because("for a dual-era server only a request whose _meta names the version: one without _meta may be a legacy one")
         .modern()
-        .shares(WITHOUT_META),
+        .shares(WITHOUT_META.name),
         Check::code(
             ids::MODERN_NO_SERVER_REQUESTS,
             Level::Must,
@@ -390,7 +388,7 @@ fn meta_without_capabilities() -> Value {
 /// barrier after `--timeout`.
 async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
     let observed = ctx
-        .observe(WITHOUT_META, |ctx| async move {
+        .observe(&WITHOUT_META, |ctx| async move {
             let mut replies = Vec::new();
             for (params, what) in [
                 (None, "a reply to tools/list without _meta"),
@@ -412,7 +410,7 @@ async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
             }
             let partial = replies.pop().unwrap_or_default();
             let bare = replies.pop().unwrap_or_default();
-            Ok::<_, (String, ProbeError)>((bare, partial))
+            Ok((bare, partial))
         })
         .await;
     observed

@@ -3,8 +3,6 @@
 //! ([`Ctx::ready`], [`Ctx::modern_session`]), or an observation made once in a process of its
 //! own and judged by several checks ([`Ctx::observe`]).
 
-use std::any::Any;
-use std::collections::HashMap;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -15,9 +13,16 @@ use serde_json::Value;
 
 use crate::config::RunConfig;
 use crate::era::EraReport;
-use crate::evidence::{Collected, Trace};
+use crate::evidence::Trace;
 use crate::probe::{modern_meta, Probe, ProbeError, Spawner};
 use crate::target::Target;
+
+mod observed;
+
+pub use observed::{
+    Initialized, Key, Malformed, Observations, Observed, ShortSession, Unjudged, MALFORMED,
+    SHORT_SESSION, VERSIONS, WITHOUT_META,
+};
 
 /// A shared session's process while no check holds it.
 pub type Slot = Arc<Mutex<Option<Probe>>>;
@@ -30,7 +35,7 @@ pub struct Ctx {
     pub era: Option<Arc<EraReport>>,
     /// The shared session this check runs in, if it is one of a shared group.
     pub(crate) shared: Option<Slot>,
-    pub(crate) memos: Memos,
+    pub(crate) observations: Arc<Observations>,
     pub(crate) trace: Trace,
 }
 
@@ -89,13 +94,23 @@ impl Ctx {
     /// An observation several checks judge, made once per target by `make` (in processes of
     /// its own, as `make`'s `Ctx` starts them) and shared: each check that asks gets the same
     /// value, and the frames and stderr that produced it as its own evidence.
-    pub async fn observe<T, F, Fut>(&self, key: &str, make: F) -> Arc<T>
+    pub async fn observe<T, F, Fut>(&self, key: &Key<T>, make: F) -> Arc<T>
     where
-        T: Send + Sync + 'static,
         F: FnOnce(Ctx) -> Fut,
         Fut: Future<Output = T>,
     {
-        let cell = self.memos.cell(key);
+        self.observe_in(key.cell(&self.observations), make).await
+    }
+
+    async fn observe_in<T, F, Fut>(
+        &self,
+        cell: &tokio::sync::OnceCell<Arc<Observed<T>>>,
+        make: F,
+    ) -> Arc<T>
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = T>,
+    {
         let observed = cell
             .get_or_init(|| async {
                 let ctx = Ctx {
@@ -108,27 +123,12 @@ impl Ctx {
                 Arc::new(Observed {
                     value: Arc::new(value),
                     evidence: trace.take(),
-                }) as Arc<dyn Any + Send + Sync>
+                })
             })
-            .await
-            .clone();
-        match observed.downcast::<Observed<T>>() {
-            Ok(observed) => {
-                self.trace.absorb(&observed.evidence);
-                Arc::clone(&observed.value)
-            }
-            // A key names one kind of observation; this is a bug in the checks, not the server.
-            Err(_) => panic!("observation {key:?} was made with another type"),
-        }
+            .await;
+        self.trace.absorb(&observed.evidence);
+        Arc::clone(&observed.value)
     }
-}
-
-/// The reply to `initialize` offering one version, in a process of its own, and that process
-/// while no check has taken it over.
-#[derive(Debug)]
-pub struct Initialized {
-    pub reply: Result<Value, ProbeError>,
-    process: Mutex<Option<Probe>>,
 }
 
 impl Ctx {
@@ -137,23 +137,16 @@ impl Ctx {
     /// [`Ctx::after_initialize`]).
     pub async fn initialized(&self, version: &str) -> Arc<Initialized> {
         let offered = version.to_owned();
-        self.observe(&format!("initialize {version}"), |ctx| async move {
+        let cell = self.observations.initialize(version);
+        self.observe_in(&cell, |ctx| async move {
             let mut probe = match ctx.spawn().await {
                 Ok(probe) => probe,
-                Err(e) => {
-                    return Initialized {
-                        reply: Err(e),
-                        process: Mutex::new(None),
-                    }
-                }
+                Err(e) => return Initialized::new(Err(e), None),
             };
             let reply = probe.initialize(&offered).await;
             probe.flush_evidence();
             let keep = reply.as_ref().is_ok_and(|r| r.get("result").is_some());
-            Initialized {
-                reply,
-                process: Mutex::new(keep.then_some(probe)),
-            }
+            Initialized::new(reply, keep.then_some(probe))
         })
         .await
     }
@@ -174,25 +167,6 @@ impl Ctx {
         let mut probe = self.spawn().await?;
         let reply = probe.initialize(version).await?;
         Ok((probe, reply))
-    }
-}
-
-/// A shared observation and its evidence.
-struct Observed<T> {
-    value: Arc<T>,
-    evidence: Collected,
-}
-
-/// Observations of one target, by key.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Memos(Arc<Mutex<HashMap<String, MemoCell>>>);
-
-type MemoCell = Arc<tokio::sync::OnceCell<Arc<dyn Any + Send + Sync>>>;
-
-impl Memos {
-    fn cell(&self, key: &str) -> MemoCell {
-        let mut map = self.0.lock();
-        Arc::clone(map.entry(key.to_owned()).or_default())
     }
 }
 
