@@ -85,6 +85,7 @@ impl EraReport {
             transcript: self.transcript.clone(),
             stderr: self.stderr.clone(),
             blocked: None,
+            stalls: Vec::new(),
         }
     }
 

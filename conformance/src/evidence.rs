@@ -1,5 +1,6 @@
-//! What a check leaves for the report: the frames of the processes it used, their stderr, and
-//! whether a wait of it was ended by a reply that could not be read (then it is blocked).
+//! What a check leaves for the report: the frames of the processes it used, their stderr,
+//! whether a wait of it was ended by a reply that could not be read (then it is blocked), and
+//! the processes that stopped answering it (what the run learns a silent server from).
 //!
 //! A check may use several processes (a fresh one, the shared session, an observation made
 //! once for several checks); each one's part is headed by an event entry naming it, and every
@@ -28,6 +29,18 @@ pub struct Collected {
     /// The first mismatch that ended one of the check's waits, and what the check was waiting
     /// for: the check is blocked by the mismatch's owner.
     pub blocked: Option<(Kind, String)>,
+    /// Processes whose wait for a reply they owed ran out: each process (its number among
+    /// the target's starts) once, with what the wait said.
+    pub stalls: Vec<Stall>,
+}
+
+/// A process that stopped answering (or lost a reply) during a check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stall {
+    /// Its number among the target's starts.
+    pub process: usize,
+    /// What the wait that ran out said.
+    pub why: String,
 }
 
 /// One check's collector, shared by every probe the check uses.
@@ -90,6 +103,15 @@ impl Trace {
         }
     }
 
+    /// A wait of process `process` for a reply it owed ran out (the first one per process is
+    /// kept).
+    pub fn stalled(&self, process: usize, why: String) {
+        let mut c = self.collected.lock();
+        if !c.stalls.iter().any(|s| s.process == process) {
+            c.stalls.push(Stall { process, why });
+        }
+    }
+
     /// Forgets a mismatch met so far: for an observation whose judges do not read the replies
     /// it waited for (what stdout held, how the process ended).
     pub fn clear_blocked(&self) {
@@ -103,6 +125,11 @@ impl Trace {
         c.stderr.extend(other.stderr.iter().cloned());
         if c.blocked.is_none() {
             c.blocked.clone_from(&other.blocked);
+        }
+        for stall in &other.stalls {
+            if !c.stalls.iter().any(|s| s.process == stall.process) {
+                c.stalls.push(stall.clone());
+            }
         }
     }
 

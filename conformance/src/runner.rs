@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
-use mcp_protocol::mcp::modern;
 use parking_lot::Mutex;
 
 use crate::catalog::Check;
@@ -19,7 +18,7 @@ use crate::era::EraReport;
 use crate::evidence::Trace;
 use crate::ids;
 use crate::mismatch::Finding;
-use crate::probe::{modern_meta, Probe, ProbeError, Spawner};
+use crate::probe::{Probe, ProbeError, Spawner};
 use crate::progress::Tracker;
 use crate::select::{not_applicable, select, ExpectedFailures};
 use crate::target::Target;
@@ -394,14 +393,14 @@ async fn run_group<'a>(
         let broke = match probe.as_mut() {
             None => Some("the check did not hand it back".to_owned()),
             Some(p) if p.gone() => Some("the server exited".to_owned()),
-            Some(p) if p.timed_out => {
+            Some(p) if p.timed_out() => {
                 Some("the server stopped answering (a wait timed out)".to_owned())
             }
             Some(_) if cut => Some("the check ran into its own time limit".to_owned()),
             Some(_) if last || check.info.ends_session => None,
             Some(p) => match p.until_barrier().await {
                 Ok(_) => None,
-                Err(e) if p.timed_out => {
+                Err(e) if p.timed_out() => {
                     Some(format!("the server stopped answering after it: {e}"))
                 }
                 Err(e) => Some(format!("the server exited after it: {e}")),
@@ -412,7 +411,7 @@ async fn run_group<'a>(
         }
         let mut result = decided(check, env.config(), outcome, None);
         finish(&mut result, &trace, started);
-        let timed_out = probe.as_ref().is_some_and(|p| p.timed_out && !p.gone());
+        let timed_out = probe.as_ref().is_some_and(|p| p.timed_out() && !p.gone());
         if timed_out && matches!(result.status, Status::Fail | Status::Pass) {
             match &first_timeout {
                 None => first_timeout = Some(check.info.id.clone()),
@@ -443,7 +442,7 @@ async fn new_session(env: &Env, kind: RunsIn, trace: &Trace) -> Result<Probe, Pr
     let label = format!("new shared {} session", kind.as_str());
     let mut probe = env.spawner.spawn(trace, label)?;
     match kind {
-        RunsIn::Modern => probe.meta = Some(modern_meta(modern::VERSION)),
+        RunsIn::Modern => probe.go_modern(),
         _ => {
             probe.handshake(crate::LATEST).await?;
         }

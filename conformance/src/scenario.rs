@@ -219,7 +219,7 @@ async fn expect(probe: &mut Probe, pattern: &Value) -> Result<String, Outcome> {
 }
 
 async fn next_response(probe: &mut Probe) -> Result<Value, ProbeError> {
-    let wait = probe.wait;
+    let wait = probe.wait();
     probe
         .next_response(wait)
         .await?

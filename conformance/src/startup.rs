@@ -8,8 +8,6 @@
 
 use std::time::Duration;
 
-use crate::transcript::Direction;
-
 use serde_json::{json, Value};
 
 use crate::era::{conclude, EraReport};
@@ -17,9 +15,8 @@ use crate::evidence::Trace;
 use crate::ids;
 use crate::mismatch::Kind;
 use crate::probe::{
-    describe_exit, discover_request, initialize_params, modern_meta, Probe, ProbeError, Spawner,
+    describe_exit, discover_request, initialize_params, Probe, ProbeError, Spawner,
 };
-use mcp_protocol::mcp::modern;
 
 /// What the start-up leaves.
 #[derive(Debug)]
@@ -56,7 +53,7 @@ pub async fn start(spawner: &Spawner) -> Result<Startup, StartError> {
     // A legacy server may ignore an unknown request before initialize ("or not at all",
     // stdio.mdx): once nothing has come for --timeout, initialize follows as a barrier, and a
     // reply to it first means server/discover got none.
-    modern.barrier = Some(json!({"jsonrpc": "2.0", "method": "initialize",
+    modern.set_barrier(json!({"jsonrpc": "2.0", "method": "initialize",
         "params": initialize_params(crate::LATEST)}));
     let (initialize, discover) = tokio::join!(
         request(
@@ -67,8 +64,8 @@ pub async fn start(spawner: &Spawner) -> Result<Startup, StartError> {
         request(&mut modern, discover_request()),
     );
     let blocked = legacy
-        .blocked
-        .or(modern.blocked)
+        .blocked()
+        .or(modern.blocked())
         .filter(|_| initialize.is_err() && discover.is_err());
     if initialize.is_err() && discover.is_err() && blocked.is_none() {
         let why = nothing_to_test(&legacy, &modern, &initialize, &discover).await;
@@ -87,8 +84,10 @@ pub async fn start(spawner: &Spawner) -> Result<Startup, StartError> {
     let evidence = trace.take();
     era.transcript = evidence.transcript;
     era.stderr = evidence.stderr;
-    legacy.pending_initialized = legacy_ok;
-    modern.meta = Some(modern_meta(modern::VERSION));
+    if legacy_ok {
+        legacy.defer_initialized();
+    }
+    modern.go_modern();
     Ok(Startup {
         era,
         legacy: legacy_ok.then_some(legacy),
@@ -106,9 +105,9 @@ async fn request(probe: &mut Probe, mut msg: Value) -> Result<Value, ProbeError>
 
 /// Why a blocked start-up could not be read, from the probe that met it.
 fn blocked_reason(legacy: &Probe, modern: &Probe, kind: Kind) -> String {
-    let which = if legacy.blocked == Some(kind) {
+    let which = if legacy.blocked() == Some(kind) {
         "initialize"
-    } else if modern.blocked == Some(kind) {
+    } else if modern.blocked() == Some(kind) {
         "server/discover"
     } else {
         "the start-up requests"
@@ -130,7 +129,7 @@ async fn nothing_to_test(
     let status = legacy
         .wait_exit(Duration::from_millis(300))
         .await
-        .or(modern.conn().exit_status());
+        .or(modern.exit_status());
     let mut text = match status {
         Some(status) => format!(
             "the server exited before answering initialize (it {})",
@@ -151,17 +150,14 @@ async fn nothing_to_test(
         }
     }
     if status.is_none() {
-        let lines = legacy.garbage_total + legacy.received_total;
+        let lines = legacy.inbox().garbage_total() + legacy.inbox().received_total();
         if lines == 0 {
             text.push_str(". stdout: nothing");
         } else {
             let sample: Vec<String> = legacy
-                .conn()
-                .transcript()
+                .first_lines(STDOUT_SHOWN)
                 .iter()
-                .filter(|e| e.direction == Direction::Receive)
-                .take(STDOUT_SHOWN)
-                .map(|e| format!("{:?}", e.text))
+                .map(|line| format!("{line:?}"))
                 .collect();
             text.push_str(&format!(
                 ". stdout: {lines} line(s), none a JSON-RPC reply; the first: {}",

@@ -193,7 +193,7 @@ async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, ProbeError>> {
         let mut answered = BTreeSet::new();
         let mut settled = Instant::now();
         // Its replies, and whatever else comes until stdout closes.
-        let deadline = tokio::time::Instant::now() + p.wait;
+        let deadline = tokio::time::Instant::now() + p.wait();
         loop {
             match p.next_until(deadline).await {
                 Got::Json(v) if is_response(&v) => {
@@ -210,22 +210,22 @@ async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, ProbeError>> {
             .wait_exit(EXIT_WITHIN.saturating_sub(settled.elapsed()))
             .await
             .map(|status| (settled.elapsed(), describe_exit(status)));
-        let _ = p.conn().stderr(Duration::from_millis(300)).await;
-        let mut not_messages: Vec<String> = p.garbage.clone();
-        let odd = p.received.iter().filter(|v| {
+        let stderr = p.stderr_volume().await;
+        let mut not_messages: Vec<String> = p.inbox().garbage().to_vec();
+        let odd = p.inbox().received().iter().filter(|v| {
             !(v.is_object() || v.is_array())
                 || v.get("jsonrpc") != Some(&json!("2.0")) && !v.is_array()
         });
         let odd: Vec<String> = odd.map(short).collect();
-        let total = p.garbage_total + odd.len();
+        let total = p.inbox().garbage_total() + odd.len();
         not_messages.extend(odd);
         Ok(ShortSession {
             not_messages,
             not_messages_total: total,
-            frames: p.received_total,
+            frames: p.inbox().received_total(),
             answered,
             exit,
-            stderr: p.conn().stderr_volume(),
+            stderr,
         })
     })
     .await

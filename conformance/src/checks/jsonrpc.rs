@@ -347,7 +347,7 @@ async fn ids_echoed(ctx: &Ctx, ids: &[&str], required: bool) -> Outcome {
             serde_json::from_str(id).map_err(|e| e.to_string()),
             "a valid id"
         );
-        let garbage_before = p.garbage_total;
+        let garbage_before = p.inbox().garbage_total();
         let mut quiet = step!(p.until_barrier().await, format!("a reply with id {id}"));
         // Stray null-id errors are other checks' business.
         let replied = |responses: &[Value]| responses.iter().any(|r| !null_or_absent_id(r));
@@ -359,10 +359,10 @@ async fn ids_echoed(ctx: &Ctx, ids: &[&str], required: bool) -> Outcome {
             return Outcome::fail(
                 format!("a reply with id {id}"),
                 if required {
-                    format!("no reply within {:?}", p.wait)
+                    format!("no reply within {:?}", p.wait())
                 } else {
                     "no reply (a ping sent after it was answered first)".to_owned()
-                } + &p.garbage_note(garbage_before),
+                } + &p.inbox().garbage_note(garbage_before),
             );
         };
         match reply.get("id") {
@@ -412,7 +412,7 @@ async fn concurrent(ctx: &Ctx) -> Outcome {
     }
     step!(p.send_raw(&burst).await, "to write");
     let mut counts: HashMap<i64, usize> = HashMap::new();
-    let deadline = tokio::time::Instant::now() + p.wait;
+    let deadline = tokio::time::Instant::now() + p.wait();
     // Ids equal by value (100000.0) count: their form is jsonrpc.ids-echoed's to judge.
     let count = |counts: &mut HashMap<i64, usize>, v: &Value| {
         let id = v.get("id").and_then(|id| {
@@ -431,12 +431,10 @@ async fn concurrent(ctx: &Ctx) -> Outcome {
         }
     }
     if counts.len() < CONCURRENT as usize {
-        p.timed_out = true;
         let missing: Vec<i64> = ids.filter(|i| !counts.contains_key(i)).collect();
-        return Outcome::fail(
-            format!("{CONCURRENT} replies"),
-            format!("{} answered; no reply for ids {missing:?}", counts.len()),
-        );
+        let actual = format!("{} answered; no reply for ids {missing:?}", counts.len());
+        p.record_timeout(actual.clone());
+        return Outcome::fail(format!("{CONCURRENT} replies"), actual);
     }
     // A duplicate would come before the reply to a ping sent now.
     match p.until_barrier().await {
@@ -501,9 +499,10 @@ async fn well_formed(ctx: &Ctx) -> Outcome {
     let mut bad = Vec::new();
     // As many replies without an id as notifications were sent may be answers to those:
     // wrong, but the notification checks' to judge.
-    let mut excused = p.notifications_sent;
+    let mut excused = p.notifications_sent();
     for r in p
-        .received
+        .inbox()
+        .received()
         .iter()
         .filter(|v| is_response(v) || v.get("id").is_some() && v.get("method").is_none())
     {
@@ -519,7 +518,7 @@ async fn well_formed(ctx: &Ctx) -> Outcome {
     if bad.is_empty() {
         Outcome::pass(format!(
             "{} responses of the shared session checked",
-            p.received.len()
+            p.inbox().received().len()
         ))
     } else {
         Outcome::fail("well-formed responses", bad.join("\n"))
@@ -590,7 +589,7 @@ async fn batch_2025_03_26(ctx: &Ctx) -> Outcome {
             "b1 and b2 answered, as separate messages (JSON-RPC 2.0 §6: a server should answer a batch with one array)",
         ),
         (_, Some(got)) => Outcome::fail(expected, got),
-        (_, None) => Outcome::fail(expected, format!("no reply within {:?}", p.wait)),
+        (_, None) => Outcome::fail(expected, format!("no reply within {:?}", p.wait())),
     }
 }
 

@@ -275,7 +275,7 @@ async fn initialized_no_reply(ctx: &Ctx) -> Outcome {
 /// reply, `initialize` follows as a barrier.
 async fn before_initialize(ctx: &Ctx, method: &str) -> Result<Value, ProbeError> {
     let mut p = ctx.spawn().await?;
-    p.barrier = Some(initialize_request(LATEST));
+    p.set_barrier(initialize_request(LATEST));
     p.request(method, None).await
 }
 

@@ -401,7 +401,7 @@ async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
                     .spawn()
                     .await
                     .map_err(|e| ("the server starts".to_owned(), e))?;
-                p.barrier = Some(discover_request());
+                p.set_barrier(discover_request());
                 let reply = p
                     .send_request("tools/list", params)
                     .await
@@ -485,7 +485,8 @@ async fn no_server_requests(ctx: &Ctx) -> Outcome {
     // Whatever the server writes just after counts too.
     let _ = p.until_barrier().await;
     let requests: Vec<String> = p
-        .received
+        .inbox()
+        .received()
         .iter()
         .flat_map(|v| match v {
             Value::Array(items) => items.clone(),
@@ -495,7 +496,10 @@ async fn no_server_requests(ctx: &Ctx) -> Outcome {
         .map(|v| short(&v))
         .collect();
     if requests.is_empty() {
-        Outcome::pass(format!("{} frame(s), none a request", p.received.len()))
+        Outcome::pass(format!(
+            "{} frame(s), none a request",
+            p.inbox().received().len()
+        ))
     } else {
         Outcome::fail(
             "no JSON-RPC request (an object with method and id) from the server",

@@ -7,14 +7,13 @@ use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use mcp_protocol::mcp::modern;
 use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::config::RunConfig;
 use crate::era::EraReport;
 use crate::evidence::Trace;
-use crate::probe::{modern_meta, Probe, ProbeError, Spawner};
+use crate::probe::{Probe, ProbeError, Spawner};
 use crate::target::Target;
 
 mod observed;
@@ -57,7 +56,7 @@ impl Ctx {
     /// process after a complete handshake with the latest version.
     pub async fn ready(&self) -> Result<Lease, ProbeError> {
         if let Some(mut lease) = self.lease("shared legacy session")? {
-            if std::mem::take(&mut lease.pending_initialized) {
+            if lease.take_pending_initialized() {
                 lease.notify("notifications/initialized", None).await?;
             }
             return Ok(lease);
@@ -68,13 +67,13 @@ impl Ctx {
     }
 
     /// A modern (2026-07-28) session: every request sent with [`Probe::request`] carries
-    /// [`modern_meta`]. The shared one for a check of the shared group, else a fresh process.
+    /// 2026-07-28 `_meta`. The shared one for a check of the shared group, else a fresh process.
     pub async fn modern_session(&self) -> Result<Lease, ProbeError> {
         if let Some(lease) = self.lease("shared modern session")? {
             return Ok(lease);
         }
         let mut probe = self.spawn().await?;
-        probe.meta = Some(modern_meta(modern::VERSION));
+        probe.go_modern();
         Ok(Lease::own(probe))
     }
 

@@ -26,10 +26,6 @@ pub enum Conn {
 }
 
 impl Conn {
-    pub fn is_http(&self) -> bool {
-        matches!(self, Conn::Http(_))
-    }
-
     pub fn framing(&self) -> Framing {
         match self {
             Conn::Stdio(c) => c.framing(),

@@ -231,12 +231,6 @@ impl StdioConn {
         self.process.signal(Signal::SIGTERM);
     }
 
-    /// Sends SIGKILL to the server's process group.
-    pub fn kill(&self) {
-        self.record(Direction::Event, "<SIGKILL>".to_owned());
-        self.process.signal(Signal::SIGKILL);
-    }
-
     /// Waits up to `limit` for the server to exit.
     pub async fn wait_exit(&self, limit: Duration) -> Option<ExitStatus> {
         let status = self.process.wait_exit(limit).await;
@@ -268,11 +262,6 @@ impl StdioConn {
 
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
-    }
-
-    /// Everything sent and received so far, in order.
-    pub fn transcript(&self) -> Vec<TranscriptEntry> {
-        self.transcript_since(0)
     }
 
     /// How many transcript entries have been recorded so far: a mark for

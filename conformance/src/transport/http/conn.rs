@@ -11,7 +11,7 @@
 //! its reply read before `send` returns, so a barrier sent after it is answered after it.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_protocol::http::{
@@ -96,11 +96,6 @@ impl HttpConn {
 
     pub fn elapsed(&self) -> Duration {
         self.log.started().elapsed()
-    }
-
-    /// The session id the server gave, if any.
-    pub fn session(&self) -> Option<String> {
-        self.learned.lock().session.clone()
     }
 
     /// POSTs one JSON-RPC message.
@@ -243,10 +238,5 @@ impl HttpConn {
 
     pub fn transcript_since(&self, mark: usize) -> Vec<TranscriptEntry> {
         self.log.since(mark)
-    }
-
-    /// When the connection was made.
-    pub fn started(&self) -> Instant {
-        self.log.started()
     }
 }
