@@ -36,13 +36,13 @@ struct Env {
 
 impl Env {
     fn ctx(&self, trace: &Trace, shared: Option<Slot>) -> Ctx {
-        Ctx {
-            spawner: self.spawner.clone(),
-            era: Some(Arc::clone(&self.era)),
+        Ctx::new(
+            self.spawner.clone(),
+            Arc::clone(&self.era),
+            Arc::clone(&self.observations),
+            trace.clone(),
             shared,
-            observations: Arc::clone(&self.observations),
-            trace: trace.clone(),
-        }
+        )
     }
 
     fn config(&self) -> &RunConfig {

@@ -165,9 +165,7 @@ pub fn checks() -> Vec<Check> {
 /// Judged from the whole run: a mismatch of this kind anywhere fails it (the runner gives the
 /// finding, with its frames, to the check that owns it); on its own it shows the start-up.
 async fn in_kind(ctx: &Ctx) -> Outcome {
-    if let Some(era) = &ctx.era {
-        ctx.trace.absorb(&era.evidence());
-    }
+    ctx.trace().absorb(&ctx.era().evidence());
     Outcome::pass("every reply of the run was read as sent")
 }
 
@@ -180,7 +178,7 @@ async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, ProbeError>> {
         p.exercise().await;
         let _ = p.until_barrier().await;
         // The replies are other checks' to judge; these judge stdout, stderr and the end.
-        ctx.trace.clear_blocked();
+        ctx.trace().clear_blocked();
         // Requests written at once, then stdin closed: enough that a server which drops what
         // is pending at EOF cannot finish them by luck.
         let mut burst = Vec::new();
@@ -266,7 +264,7 @@ async fn eof_exit(ctx: &Ctx) -> Outcome {
     };
     // The legacy revisions ask nothing of a server here: for one that speaks only those, what
     // it did is an observation, whichever way it went.
-    let legacy_only = ctx.era.as_ref().is_some_and(|e| !e.modern);
+    let legacy_only = !ctx.era().modern;
     match outcome {
         Outcome::Fail { actual, .. } | Outcome::Pass(actual) if legacy_only => Outcome::Observed(
             format!("{actual} (the legacy revisions it speaks ask nothing of it here)"),

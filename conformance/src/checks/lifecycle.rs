@@ -121,10 +121,8 @@ pub fn checks() -> Vec<Check> {
 }
 
 async fn initialize_result(ctx: &Ctx) -> Outcome {
-    let Some(era) = &ctx.era else {
-        return Outcome::Skip("no start-up to judge".to_owned());
-    };
-    ctx.trace.absorb(&era.evidence());
+    let era = ctx.era();
+    ctx.trace().absorb(&era.evidence());
     if era.modern && !era.legacy {
         return Outcome::Skip(
             "the server speaks only the modern era (no initialize); see era.detect".to_owned(),
@@ -186,7 +184,7 @@ async fn negotiated(ctx: &Ctx, offered: &str) -> Result<String, StepError> {
         _ => Err(StepError::Answer(describe(reply))),
     };
     if offered == LATEST {
-        if let Some(Some(Ok(reply))) = ctx.era.as_ref().map(|e| &e.initialize_reply) {
+        if let Some(Ok(reply)) = &ctx.era().initialize_reply {
             return from(reply);
         }
     }

@@ -139,10 +139,8 @@ pub fn checks() -> Vec<Check> {
 }
 
 async fn detect_check(ctx: &Ctx) -> Outcome {
-    let Some(era) = &ctx.era else {
-        return Outcome::Skip("no start-up to judge".to_owned());
-    };
-    ctx.trace.absorb(&era.evidence());
+    let era = ctx.era();
+    ctx.trace().absorb(&era.evidence());
     match &era.blocked {
         Some((_, why)) => Outcome::Observed(format!("{}; {why}", era.summary())),
         None => Outcome::Observed(era.summary()),
@@ -459,7 +457,7 @@ async fn missing_meta_invalid_params(ctx: &Ctx) -> Outcome {
     }
     // A dual-era server may take a request without _meta for a legacy one before initialize
     // (whose error the legacy revisions leave to the server); a modern-only server may not.
-    let modern_only = ctx.era.as_ref().is_some_and(|e| !e.legacy);
+    let modern_only = !ctx.era().legacy;
     if modern_only && code(&bare) != Some(-32602) {
         problems.push(format!("tools/list without _meta: {}", describe(&bare)));
     }

@@ -29,22 +29,56 @@ pub type Slot = Arc<Mutex<Option<Probe>>>;
 /// What a check gets.
 #[derive(Debug, Clone)]
 pub struct Ctx {
-    pub spawner: Spawner,
-    /// What era detection found before the checks ran (`None` only while it runs).
-    pub era: Option<Arc<EraReport>>,
+    spawner: Spawner,
+    /// What era detection found before the checks ran.
+    era: Arc<EraReport>,
     /// The shared session this check runs in, if it is one of a shared group.
-    pub(crate) shared: Option<Slot>,
-    pub(crate) observations: Arc<Observations>,
-    pub(crate) trace: Trace,
+    shared: Option<Slot>,
+    observations: Arc<Observations>,
+    /// Where the check's evidence goes.
+    trace: Trace,
 }
 
 impl Ctx {
+    /// What a check of a target gets: its processes from `spawner`, its evidence into `trace`,
+    /// the shared session `shared` if it runs in one.
+    pub(crate) fn new(
+        spawner: Spawner,
+        era: Arc<EraReport>,
+        observations: Arc<Observations>,
+        trace: Trace,
+        shared: Option<Slot>,
+    ) -> Ctx {
+        Ctx {
+            spawner,
+            era,
+            shared,
+            observations,
+            trace,
+        }
+    }
+
     pub fn target(&self) -> &Target {
         &self.spawner.target
     }
 
     pub fn config(&self) -> &RunConfig {
         &self.spawner.config
+    }
+
+    /// What era detection found before the checks ran.
+    pub fn era(&self) -> &EraReport {
+        &self.era
+    }
+
+    /// Where the check's evidence goes.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// The HTTP client of a target reached over Streamable HTTP, if one could be made.
+    pub fn http_client(&self) -> Option<reqwest::Client> {
+        self.spawner.http_client.clone()
     }
 
     /// A fresh process, no handshake.

@@ -221,7 +221,7 @@ pub async fn version_invalid(ctx: &Ctx) -> Outcome {
 
 pub async fn origin_forbidden(ctx: &Ctx) -> Outcome {
     let mut w = step!(Wire::new(ctx), "an HTTP client");
-    let legacy = ctx.era.as_ref().is_none_or(|e| e.legacy);
+    let legacy = ctx.era().legacy;
     let ask = if legacy {
         let init = w.request(
             "initialize",

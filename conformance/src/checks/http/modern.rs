@@ -22,7 +22,7 @@ fn rejected(reply: &Reply) -> bool {
 }
 
 pub async fn get_delete_405(ctx: &Ctx) -> Outcome {
-    let legacy = ctx.era.as_ref().is_some_and(|e| e.legacy);
+    let legacy = ctx.era().legacy;
     if legacy {
         return Outcome::Skip(
             "the server also speaks the legacy era, where GET and DELETE have a meaning".into(),

@@ -112,12 +112,12 @@ impl Wire {
     /// A client of the check's target, or why there is none (a stdio target).
     pub fn new(ctx: &Ctx) -> Result<Wire, WireError> {
         let endpoint = ctx.target().http.clone().ok_or(WireError::NotHttp)?;
-        let client = ctx.spawner.http_client.clone().ok_or(WireError::NoClient)?;
+        let client = ctx.http_client().ok_or(WireError::NoClient)?;
         Ok(Wire {
             endpoint,
             client,
             log: Log::new(),
-            trace: ctx.trace.clone(),
+            trace: ctx.trace().clone(),
             wait: ctx.config().wait,
             limit: ctx.config().max_message_bytes,
             session: None,
