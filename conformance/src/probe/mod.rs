@@ -73,6 +73,9 @@ pub struct Probe {
     witness: Witness,
     conversation: Conversation,
     waits: Waits,
+    /// A deadline that has passed, and how many of the events that were already there when
+    /// it did are left to read (see [`Probe::next_until`]).
+    overdue: Option<(tokio::time::Instant, usize)>,
 }
 
 /// The bounds of a process's waits.
@@ -124,6 +127,7 @@ impl Probe {
             witness: Witness::new(trace, label, spawned, findings, starts),
             conversation: Conversation::default(),
             waits,
+            overdue: None,
             conn,
         }
     }
@@ -279,10 +283,35 @@ impl Probe {
 
     /// The next thing on stdout, or `Timeout` once `deadline` has passed. Unlike a loop over
     /// [`Probe::next`] with the time left, this ends at the deadline even while the server
-    /// keeps writing (past it, only what is already there is returned).
+    /// keeps writing: past it, only what was already there when it passed is returned.
     pub async fn next_until(&mut self, deadline: tokio::time::Instant) -> Got {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        self.next(left).await
+        let now = tokio::time::Instant::now();
+        if now < deadline {
+            self.overdue = None;
+            return self.next(deadline - now).await;
+        }
+        let left = match self.overdue {
+            Some((passed, left)) if passed == deadline => left,
+            _ => self.conn.buffered(),
+        };
+        self.overdue = Some((deadline, left.saturating_sub(1)));
+        if left == 0 {
+            return Got::Timeout;
+        }
+        self.next(Duration::ZERO).await
+    }
+
+    /// What is already there, read without waiting: at most as many things as were buffered
+    /// when asked (a server that keeps writing cannot hold the reader).
+    async fn buffered(&mut self) -> Vec<Got> {
+        let mut got = Vec::new();
+        for _ in 0..self.conn.buffered() {
+            match self.next(Duration::ZERO).await {
+                Got::Timeout => break,
+                other => got.push(other),
+            }
+        }
+        got
     }
 
     /// Records a finding with the last `frames` transcript entries of the process.

@@ -181,9 +181,11 @@ impl Probe {
 
     /// The barrier was answered before `id`: take what is already buffered, then conclude.
     async fn after_barrier(&mut self, id: &Value) -> Result<Value, ProbeError> {
-        while let Got::Json(v) = self.next(Duration::ZERO).await {
-            if v.get("id") == Some(id) {
-                return Ok(v);
+        for got in self.buffered().await {
+            match got {
+                Got::Json(v) if v.get("id") == Some(id) => return Ok(v),
+                Got::Json(_) => {}
+                _ => break,
             }
         }
         Err(ProbeError::Overtaken {
@@ -302,8 +304,8 @@ impl Probe {
         }
         self.replies.barrier_answered();
         // Whatever is already buffered behind the barrier's reply counts too.
-        loop {
-            match self.next(Duration::ZERO).await {
+        for got in self.buffered().await {
+            match got {
                 Got::Json(v)
                     if (is_response(&v) || v.is_array()) && !self.replies.is_ignored(&v) =>
                 {

@@ -73,6 +73,14 @@ impl Conn {
         }
     }
 
+    /// How many events `recv` can return without waiting.
+    pub fn buffered(&self) -> usize {
+        match self {
+            Conn::Stdio(c) => c.buffered(),
+            Conn::Http(c) => c.buffered(),
+        }
+    }
+
     /// Closes the server's stdin; over HTTP there is none.
     pub fn close_stdin(&mut self) {
         if let Conn::Stdio(c) = self {

@@ -218,6 +218,15 @@ impl StdioConn {
         }
     }
 
+    /// How many events [`StdioConn::recv`] can return without waiting (the end counts as one).
+    pub fn buffered(&self) -> usize {
+        if self.eof_seen {
+            1
+        } else {
+            self.events.len()
+        }
+    }
+
     /// Closes the server's stdin (EOF), the first step of the spec's shutdown.
     pub fn close_stdin(&mut self) {
         if self.stdin.take().is_some() {

@@ -232,6 +232,11 @@ impl HttpConn {
             .flatten()
     }
 
+    /// How many frames [`HttpConn::recv`] can return without waiting.
+    pub fn buffered(&self) -> usize {
+        self.events.len()
+    }
+
     pub fn transcript_mark(&self) -> usize {
         self.log.mark()
     }
