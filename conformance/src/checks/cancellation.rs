@@ -51,9 +51,8 @@ async fn no_reply(ctx: &Ctx) -> Outcome {
             None => Outcome::pass("no reply (a ping sent after it was answered first)"),
             Some(got) => Outcome::fail("no reply", got),
         },
-        // Whether it still serves is cancellation.unknown-request-ignored's to judge; no
-        // reply came within the wait.
-        Err(e) => Outcome::pass(format!("no reply (but {e})")),
+        // Without the ping's reply nothing shows that no reply is coming.
+        Err(e) => Outcome::fail("no reply, and the ping sent after it answered", e),
     }
 }
 

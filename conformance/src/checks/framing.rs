@@ -175,8 +175,11 @@ async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, ProbeError>> {
         // it wrote since it started counts (a banner comes before the initialize reply).
         let (mut p, _) = ctx.after_initialize("1999-01-01").await?;
         p.notify("notifications/initialized", None).await?;
-        p.exercise().await;
-        let _ = p.until_barrier().await;
+        // Served: each request got a reply, and a ping after them too.
+        let served = match p.exercise().await {
+            Ok(()) => p.until_barrier().await.map(drop),
+            Err(e) => Err(e),
+        };
         // The replies are other checks' to judge; these judge stdout, stderr and the end.
         ctx.trace().clear_blocked();
         // Requests written at once, then stdin closed: enough that a server which drops what
@@ -218,6 +221,7 @@ async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, ProbeError>> {
         let total = p.inbox().garbage_total() + odd.len();
         not_messages.extend(odd);
         Ok(ShortSession {
+            served,
             not_messages,
             not_messages_total: total,
             frames: p.inbox().received_total(),
@@ -236,6 +240,11 @@ async fn stdout_only_frames(ctx: &Ctx) -> Outcome {
         "a session"
     );
     if s.not_messages.is_empty() {
+        // A server that stopped answering wrote nothing wrong, and nothing much at all: its
+        // stdout says nothing of what it writes in a session.
+        if let Err(e) = &s.served {
+            return Outcome::fail("a session whose requests are answered, to judge stdout", e);
+        }
         return Outcome::pass(format!("{} frames, all JSON-RPC", s.frames));
     }
     // A flood is summarized: the first few, and how many in all.

@@ -495,7 +495,10 @@ pub fn response_problems(r: &Value) -> Vec<String> {
 
 async fn well_formed(ctx: &Ctx) -> Outcome {
     let mut p = step!(ctx.ready().await, "a complete handshake");
-    p.exercise().await;
+    step!(
+        p.exercise().await,
+        "a reply to each request of a short exercise (responses to judge)"
+    );
     let mut bad = Vec::new();
     // As many replies without an id as notifications were sent may be answers to those:
     // wrong, but the notification checks' to judge.

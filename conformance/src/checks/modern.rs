@@ -480,8 +480,15 @@ async fn no_server_requests(ctx: &Ctx) -> Outcome {
         let _ = call_safe(&mut p, &tools_of(&pages)).await;
     }
     let _ = p.request("mcp-conformance/no-such-method", None).await;
-    // Whatever the server writes just after counts too.
-    let _ = p.until_barrier().await;
+    // Whatever the server writes just after counts too; without the barrier's reply nothing
+    // shows that the server went through the session.
+    if let Err(e) = p.until_barrier().await {
+        return Outcome::fail(
+            "no JSON-RPC request from the server, and the server/discover sent after the \
+             session answered",
+            e,
+        );
+    }
     let requests: Vec<String> = p
         .inbox()
         .received()

@@ -117,6 +117,9 @@ pub enum Unjudged {
 /// 100 pings written at once and stdin closed, and stdout read to its end.
 #[derive(Debug)]
 pub struct ShortSession {
+    /// Its requests (a ping, `tools/list`, an unknown method, an unknown tool) and a ping
+    /// after them were answered; else why not.
+    pub served: Result<(), ProbeError>,
     /// What was on stdout that is not a JSON-RPC message, and how many in all.
     pub not_messages: Vec<String>,
     pub not_messages_total: usize,

@@ -11,19 +11,26 @@ use crate::pattern::short;
 
 impl Probe {
     /// A short session of ordinary and failing requests (answers are the caller's to judge
-    /// through [`Probe::received`]).
-    pub async fn exercise(&mut self) {
+    /// through [`Probe::inbox`]). It stops at the first request that gets no reply (the wait
+    /// ran out, the server closed, a write failed) and says why; a reply that came but cannot
+    /// be read is its root cause's business, and the session goes on.
+    pub async fn exercise(&mut self) -> Result<(), ProbeError> {
+        let call = json!({"name": "mcp-conformance-no-such-tool", "arguments": {}});
+        let mut requests = vec![
+            ("tools/list", None),
+            ("no/such/method", None),
+            ("tools/call", Some(call)),
+        ];
         if !self.is_modern() {
-            let _ = self.request("ping", None).await;
+            requests.insert(0, ("ping", None));
         }
-        let _ = self.request("tools/list", None).await;
-        let _ = self.request("no/such/method", None).await;
-        let _ = self
-            .request(
-                "tools/call",
-                Some(json!({"name": "mcp-conformance-no-such-tool", "arguments": {}})),
-            )
-            .await;
+        for (method, params) in requests {
+            match self.request(method, params).await {
+                Ok(_) | Err(ProbeError::Blocked { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// Sends a request with a fresh id and returns its whole response object. In a modern
