@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::era::{conclude, EraReport};
 use crate::evidence::Trace;
-use crate::ids;
+use crate::ids::{self, CheckId};
 use crate::mismatch::Kind;
 use crate::probe::{
     describe_exit, discover_request, initialize_params, Probe, ProbeError, Spawner,
@@ -115,7 +115,7 @@ fn blocked_reason(legacy: &Probe, modern: &Probe, kind: Kind) -> String {
     format!(
         "the reply to {which} could not be read ({}): every check is blocked by {}",
         kind.rule(),
-        kind.owner()
+        kind.owner().map_or("its owner", CheckId::as_str)
     )
 }
 

@@ -116,9 +116,13 @@ impl Witness {
         let mut entries = conn.transcript_since(self.mark);
         let keep = entries.len().saturating_sub(frames);
         entries.drain(..keep);
+        let seen_in = self.trace.check.to_string();
         self.findings.record(Finding {
             kind,
-            seen_in: self.trace.check.to_string(),
+            owner: kind
+                .owner()
+                .map_or_else(|| seen_in.clone(), |id| id.as_str().to_owned()),
+            seen_in,
             actual,
             frames: entries,
             count: 1,

@@ -207,7 +207,7 @@ fn root_causes(out: &mut String, report: &TargetReport, paint: Paint) {
     }
     let _ = writeln!(out, "\n{}", paint.style(BOLD, "root cause"));
     for f in &report.findings {
-        let owner = f.kind.owner().as_str();
+        let owner = f.owner.as_str();
         let blocked = report
             .results
             .iter()
@@ -829,6 +829,7 @@ Overall: PASS (1 target: 1 passed, 0 failed)
         ];
         report.findings = vec![Finding {
             kind: Kind::SpreadOverLines,
+            owner: "framing.no-embedded-newlines".to_owned(),
             seen_in: "era.detect".to_owned(),
             actual: "one JSON message spread over 5 lines".to_owned(),
             frames: Vec::new(),
