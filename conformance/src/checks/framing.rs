@@ -22,6 +22,11 @@ use crate::probe::{describe_exit, is_response, Got, ProbeError};
 const EXIT_WITHIN: Duration = Duration::from_secs(2);
 
 pub fn checks() -> Vec<Check> {
+    [stdout(), requests(), process()].concat()
+}
+
+/// What the server writes to stdout, and how it frames it.
+fn stdout() -> Vec<Check> {
     vec![
         Check::code(
             ids::FRAMING_STDOUT_ONLY_FRAMES,
@@ -52,6 +57,12 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines.")
         .runs_in(RunsIn::Startup),
+    ]
+}
+
+/// How requests may arrive: a byte at a time, several in one write, with CRLF, multi-byte UTF-8, 1 MiB.
+fn requests() -> Vec<Check> {
+    vec![
         Check::code(
             ids::FRAMING_BYTE_AT_A_TIME,
             Level::Must,
@@ -103,6 +114,12 @@ pub fn checks() -> Vec<Check> {
         .because("no size limit is set")
         .runs_in(RunsIn::Legacy)
         .echo_level(Level::Must),
+    ]
+}
+
+/// The process: stdin closing, SIGTERM, stderr; and the echo profile's round trips.
+fn process() -> Vec<Check> {
+    vec![
         Check::code(
             ids::FRAMING_EOF_NO_DATA_LOSS,
             Level::Info,

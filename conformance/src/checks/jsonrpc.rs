@@ -25,6 +25,11 @@ const SERVER_UNBOUND: &str =
     "the harness sends what a client must not: nothing binds the server then";
 
 pub fn checks() -> Vec<Check> {
+    [errors(), ids(), replies(), batches()].concat()
+}
+
+/// Requests the server cannot serve: an unknown method, and input a client must not send.
+fn errors() -> Vec<Check> {
     vec![
         Check::code(
             ids::JSONRPC_UNKNOWN_METHOD,
@@ -78,6 +83,12 @@ pub fn checks() -> Vec<Check> {
             "basic/transports.mdx, stdio",
             |ctx| invalid_keeps_serving(ctx).boxed(),
         ),
+    ]
+}
+
+/// Ids echoed as they were sent.
+fn ids() -> Vec<Check> {
+    vec![
         Check::code(
             ids::JSONRPC_IDS_ECHOED,
             Level::Must,
@@ -101,6 +112,12 @@ pub fn checks() -> Vec<Check> {
         .because("beyond 2^53 a JSON number is not interoperable: what comes back is reported")
         .runs_in(RunsIn::Legacy)
         .echo_level(Level::Must),
+    ]
+}
+
+/// Which messages get replies, how many, and their shape.
+fn replies() -> Vec<Check> {
+    vec![
         Check::code(
             ids::JSONRPC_UNKNOWN_NOTIFICATION,
             Level::Must,
@@ -129,6 +146,12 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Result responses MUST include the same ID as the request they correspond to. / Result responses MUST include a result field. / Error responses MUST include an error field with a code and message. / Error codes MUST be integers.")
         .runs_in(RunsIn::Legacy),
+    ]
+}
+
+/// JSON-RPC batches, in the revision that has them and after.
+fn batches() -> Vec<Check> {
+    vec![
         Check::code(
             ids::JSONRPC_BATCH_2025_03_26,
             Level::Must,

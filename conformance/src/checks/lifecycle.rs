@@ -17,6 +17,11 @@ use crate::LATEST;
 const UNKNOWN_VERSION: &str = "1999-01-01";
 
 pub fn checks() -> Vec<Check> {
+    [initialize(), around_the_handshake()].concat()
+}
+
+/// `initialize`: its result, and the version negotiated for each version offered.
+fn initialize() -> Vec<Check> {
     vec![
         Check::code(
             ids::LIFECYCLE_INITIALIZE_RESULT,
@@ -58,6 +63,12 @@ pub fn checks() -> Vec<Check> {
         .quote("This SHOULD be the latest version supported by the server.")
         .shares(VERSIONS)
         .only_handshake(),
+    ]
+}
+
+/// What comes before, during and after the handshake: `initialized`, requests too early, a second `initialize`, `ping`.
+fn around_the_handshake() -> Vec<Check> {
+    vec![
         Check::code(
             ids::LIFECYCLE_INITIALIZED_NO_REPLY,
             Level::Must,

@@ -44,6 +44,11 @@ pub fn era_checks() -> Vec<Check> {
 }
 
 pub fn checks() -> Vec<Check> {
+    [discovery(), results(), meta(), session()].concat()
+}
+
+/// `server/discover`, and a version the server does not support.
+fn discovery() -> Vec<Check> {
     vec![
         Check::code(
             ids::MODERN_DISCOVER,
@@ -73,6 +78,12 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("If the server does not implement the requested version (whether the version is unknown to the server, or is a known version the server has chosen not to support), it MUST respond with an UnsupportedProtocolVersionError listing the versions it does support:")
         .runs_in(RunsIn::Modern),
+    ]
+}
+
+/// What every result carries: `resultType`, and cache hints on `tools/list`.
+fn results() -> Vec<Check> {
+    vec![
         Check::code(
             ids::MODERN_RESULT_TYPE,
             Level::Must,
@@ -93,6 +104,12 @@ pub fn checks() -> Vec<Check> {
         .quote("Servers MUST include caching hints on results with resultType: \"complete\" returned by the following operations: ... / Servers MUST provide a ttlMs value that is >= 0.")
         .runs_in(RunsIn::Modern)
         .tools(Era::Modern),
+    ]
+}
+
+/// Requests without the `_meta` a 2026-07-28 request needs.
+fn meta() -> Vec<Check> {
+    vec![
         Check::code(
             ids::MODERN_REQUESTS_WITHOUT_META,
             Level::Info,
@@ -116,6 +133,12 @@ pub fn checks() -> Vec<Check> {
         .because("for a dual-era server only a request whose _meta names the version: one without _meta may be a legacy one")
         .modern()
         .shares(WITHOUT_META.name),
+    ]
+}
+
+/// What a 2026-07-28 session must not do, and what a removed method gets.
+fn session() -> Vec<Check> {
+    vec![
         Check::code(
             ids::MODERN_NO_SERVER_REQUESTS,
             Level::Must,

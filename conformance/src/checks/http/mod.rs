@@ -22,8 +22,17 @@ fn spec(page: &str, section: &str) -> String {
     format!("{page}, {section}")
 }
 
+/// Only on Streamable HTTP.
+fn http(c: Check) -> Check {
+    c.transport(Transport::Http)
+}
+
 pub fn checks() -> Vec<Check> {
-    let http = |c: Check| c.transport(Transport::Http);
+    [posts(), sessions(), headers(), modern()].concat()
+}
+
+/// POSTs: a notification's and a request's replies, what `Accept` they need, SSE replies.
+fn posts() -> Vec<Check> {
     vec![
         http(
             Check::code(
@@ -77,6 +86,12 @@ pub fn checks() -> Vec<Check> {
             )
             .quote("After the JSON-RPC response has been sent, the server SHOULD terminate the SSE stream."),
         ),
+    ]
+}
+
+/// Sessions (`Mcp-Session-Id`) and the GET stream.
+fn sessions() -> Vec<Check> {
+    vec![
         http(
             Check::code(
                 ids::HTTP_SESSION_ID_VISIBLE_ASCII,
@@ -128,6 +143,12 @@ pub fn checks() -> Vec<Check> {
             )
             .quote("The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405 Method Not Allowed, indicating that the server does not offer an SSE stream at this endpoint."),
         ),
+    ]
+}
+
+/// The protocol version header, `Origin`, and what an HTTP error's body holds.
+fn headers() -> Vec<Check> {
+    vec![
         http(
             Check::code(
                 ids::HTTP_PROTOCOL_VERSION_INVALID,
@@ -160,6 +181,12 @@ pub fn checks() -> Vec<Check> {
             .quote("The HTTP response body MAY comprise a JSON-RPC error response that has no id")
             .because("a MAY: what comes is reported"),
         ),
+    ]
+}
+
+/// 2026-07-28: no GET or DELETE, and the mirrored headers.
+fn modern() -> Vec<Check> {
+    vec![
         http(
             Check::code(
                 ids::HTTP_MODERN_GET_DELETE_405,
