@@ -15,7 +15,8 @@
 //!   `ctx`: what a check gets: its processes (fresh, shared, observed once);
 //!   `mismatch`: replies that cannot be matched, and the root causes they point to.
 //! * `startup`: era detection with two processes, and the start error when nothing answers;
-//!   `runner`: selection, shared sessions, `--jobs`, expected failures.
+//!   `runner`: where each check runs, shared sessions, `--jobs`, a server that stops
+//!   answering, root causes, expected failures.
 //! * `target`: command lines and host config files; `report`: text, JSON, JUnit, transcripts.
 
 mod catalog;
