@@ -53,8 +53,6 @@
 //!   `DELETE` on close. Modern: the mirrored `MCP-Protocol-Version`, `Mcp-Method` and
 //!   `Mcp-Name` headers. HTTP errors fail only their request ([`ClientError::Http`],
 //!   [`ClientError::Transport`]).
-//! * [`raw`]: [`RawConnection`], a spawned server with byte-level access and a transcript,
-//!   for a conformance harness.
 //! * [`registry`]: a local [`ToolRegistry`] with risk tiers and an approval gate.
 //! * [`bridge`]: [`register_mcp_tools`] puts a server's tools in a registry under a prefix; it
 //!   works the same in both eras.
@@ -65,8 +63,8 @@ mod command;
 mod era;
 mod error;
 mod options;
-mod process;
-pub mod raw;
+#[doc(hidden)]
+pub mod process;
 pub mod registry;
 mod state;
 
@@ -78,6 +76,5 @@ pub use crate::command::{ServerCommand, StderrMode};
 pub use crate::era::{Connected, DiscoverResult, Era, EraChoice};
 pub use crate::error::{ClientError, CloseCause, ClosedReason};
 pub use crate::options::{ClientOptions, FrameDirection, FrameHook};
-pub use crate::raw::{RawConnection, RawEvent, TranscriptEntry};
 pub use crate::registry::{RiskTier, ToolOutput, ToolRegistry, ToolSpec};
 pub use crate::state::State;

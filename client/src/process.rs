@@ -4,16 +4,20 @@
 //! (an `npx` wrapper's `node`, say), as the Python SDK does. A supervisor task owns the child:
 //! it publishes the exit status once, and kills and reaps the group when the last client handle
 //! is dropped, so no zombie or orphan is left behind.
+//!
+//! Public but hidden from the docs: it is what `mcp-conformance` builds its byte-level
+//! connection on, not part of this crate's stable API.
 
 use std::collections::VecDeque;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::{killpg, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
+use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
@@ -29,7 +33,7 @@ const STDERR_MAX_LINE: usize = 4096;
 
 /// A running server process, shared by the client's tasks.
 #[derive(Debug)]
-pub(crate) struct Process {
+pub struct Process {
     pid: Option<u32>,
     exit: watch::Receiver<Option<ExitStatus>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
@@ -44,7 +48,7 @@ pub(crate) struct Process {
 /// The kill happens in `Drop` itself, with plain system calls: when a client is dropped as its
 /// runtime ends (the end of `#[tokio::main]`), no task would run to do it.
 #[derive(Debug)]
-pub(crate) struct KillOnDrop {
+pub struct KillOnDrop {
     pid: Option<u32>,
     exit: watch::Receiver<Option<ExitStatus>>,
     /// Wakes the supervisor, when the runtime still runs, to reap through tokio.
@@ -70,7 +74,9 @@ impl Drop for KillOnDrop {
     }
 }
 
-pub(crate) struct Spawned {
+/// A spawned server: its process, the guard that kills its group when dropped, and its pipes.
+#[derive(Debug)]
+pub struct Spawned {
     pub process: Arc<Process>,
     pub guard: KillOnDrop,
     pub stdin: ChildStdin,
@@ -78,7 +84,7 @@ pub(crate) struct Spawned {
 }
 
 /// Spawns `command`, keeping the last `tail_lines` stderr lines (when captured).
-pub(crate) fn spawn(command: &ServerCommand, tail_lines: usize) -> Result<Spawned, ClientError> {
+pub fn spawn(command: &ServerCommand, tail_lines: usize) -> Result<Spawned, ClientError> {
     let mut cmd = Command::from(command.to_command());
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -156,16 +162,16 @@ pub(crate) fn spawn(command: &ServerCommand, tail_lines: usize) -> Result<Spawne
 }
 
 impl Process {
-    pub(crate) fn pid(&self) -> Option<u32> {
+    pub fn pid(&self) -> Option<u32> {
         self.pid
     }
 
-    pub(crate) fn exit_status(&self) -> Option<ExitStatus> {
+    pub fn exit_status(&self) -> Option<ExitStatus> {
         *self.exit.borrow()
     }
 
     /// Waits up to `limit` for the process to exit.
-    pub(crate) async fn wait_exit(&self, limit: Duration) -> Option<ExitStatus> {
+    pub async fn wait_exit(&self, limit: Duration) -> Option<ExitStatus> {
         let mut exit = self.exit.clone();
         let waited = tokio::time::timeout(limit, exit.wait_for(Option::is_some)).await;
         match waited {
@@ -181,7 +187,7 @@ impl Process {
     }
 
     /// Signals the server's whole process group; a group that is already gone is fine.
-    pub(crate) fn signal(&self, signal: Signal) {
+    pub fn signal(&self, signal: Signal) {
         if self.exit_status().is_some() {
             return;
         }
@@ -193,25 +199,20 @@ impl Process {
     }
 
     /// Waits up to `limit` for stderr to reach its end, so the tail holds the last words.
-    pub(crate) async fn wait_stderr(&self, limit: Duration) {
+    pub async fn wait_stderr(&self, limit: Duration) {
         let _ = tokio::time::timeout(limit, self.stderr_done.cancelled()).await;
     }
 
     /// (bytes, lines) read from stderr so far.
-    pub(crate) fn stderr_volume(&self) -> (u64, u64) {
+    pub fn stderr_volume(&self) -> (u64, u64) {
         (
             self.stderr_volume.bytes.load(Ordering::Relaxed),
             self.stderr_volume.lines.load(Ordering::Relaxed),
         )
     }
 
-    pub(crate) fn stderr_tail(&self) -> Vec<String> {
-        self.stderr_tail
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr_tail.lock().iter().cloned().collect()
     }
 }
 
@@ -235,7 +236,7 @@ async fn capture_stderr<R: AsyncRead + Unpin>(
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let text = String::from_utf8_lossy(&line[..line.len().min(STDERR_MAX_LINE)]).into_owned();
         tracing::info!(target: "mcp::stderr", server = %server, "{text}");
-        let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut tail = tail.lock();
         volume.lines.fetch_add(1, Ordering::Relaxed);
         if tail.len() >= tail_lines {
             tail.pop_front();

@@ -4,9 +4,11 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::check::{CheckInfo, Level, Outcome, Session, Transport};
+use crate::check::{CheckInfo, Level, Outcome, RunsIn, Transport};
+use crate::ctx::Ctx;
+use crate::era::Era;
+use crate::ids::CheckId;
 use crate::scenario::Scenario;
-use crate::session::Ctx;
 
 /// A check written in Rust.
 pub type CheckFn = for<'a> fn(&'a Ctx) -> BoxFuture<'a, Outcome>;
@@ -18,11 +20,27 @@ pub enum Body {
     Scenario(Arc<Scenario>),
 }
 
-/// A check: its description and what it does.
+/// A check: its description, what it does, and what it needs of the server.
 #[derive(Clone)]
 pub struct Check {
     pub info: CheckInfo,
     pub body: Body,
+    pub needs: Needs,
+}
+
+/// What a check needs of the server to be judged, besides its transport: said where the check
+/// is declared (built-in) or read from its scenario, never worked out from its id at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Needs {
+    /// A legacy session (the `initialize` handshake): a modern-only server cannot have one.
+    pub legacy: bool,
+    /// A server that accepts 2026-07-28.
+    pub modern: bool,
+    /// The tools capability, declared in this era's start-up result.
+    pub tools: Option<Era>,
+    /// Replies after the handshake: once the server has shown that it stops answering, the
+    /// check is blocked instead of waiting out its timeouts.
+    pub replies: bool,
 }
 
 impl std::fmt::Debug for Check {
@@ -39,41 +57,22 @@ impl Check {
             Body::Scenario(s) => crate::scenario::run(s, ctx).await,
         }
     }
-
-    /// Does it need a legacy session (the `initialize` handshake)? Checks of the legacy
-    /// shared session do, and so do checks of their own process written against one: code
-    /// outside `era` and `modern`, and scenarios that open with the handshake.
-    pub fn needs_legacy(&self) -> bool {
-        match (&self.body, self.info.session) {
-            (_, Session::Legacy) => true,
-            (_, Session::Modern | Session::Startup) => false,
-            (Body::Scenario(s), Session::Own) => s.handshake,
-            (Body::Code(_), Session::Own) => {
-                !matches!(self.info.area(), "era" | "modern")
-                    && !self.is_modern()
-                    && !self.either_era()
-            }
-        }
-    }
-
-    /// Does it run against a server of either era (it picks the era's requests itself)?
-    pub fn either_era(&self) -> bool {
-        self.info.id == "http.origin-forbidden"
-    }
-
-    /// Is it about the 2026-07-28 era (`modern.*`, `http.modern-*`)?
-    pub fn is_modern(&self) -> bool {
-        self.info.area() == "modern" || self.info.id.starts_with("http.modern-")
-    }
 }
 
 /// Builders for the built-in checks' descriptions.
 impl Check {
-    /// A check written in Rust, in a process of its own until told otherwise.
-    pub(crate) fn code(id: &str, level: Level, description: &str, spec: &str, f: CheckFn) -> Check {
+    /// A check written in Rust, in a process of its own until told otherwise, against a legacy
+    /// session, waiting for replies after the handshake.
+    pub(crate) fn code(
+        id: CheckId,
+        level: Level,
+        description: &str,
+        spec: &str,
+        f: CheckFn,
+    ) -> Check {
         Check {
             info: CheckInfo {
-                id: id.to_owned(),
+                id: id.as_str().to_owned(),
                 level,
                 description: description.to_owned(),
                 spec: spec.to_owned(),
@@ -81,18 +80,32 @@ impl Check {
                 reason: String::new(),
                 echo_only: false,
                 echo_level: None,
-                session: Session::Own,
+                runs_in: RunsIn::Own,
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),
                 transport: Transport::Any,
             },
             body: Body::Code(f),
+            needs: Needs {
+                legacy: true,
+                modern: false,
+                tools: None,
+                replies: true,
+            },
         }
     }
 
-    /// A check written as a scenario (always a process of its own).
+    /// A check written as a scenario (always a process of its own): it needs a legacy session
+    /// if it opens with the handshake, and replies after it if it then reads any.
     pub fn scenario(s: Scenario) -> Check {
+        let area = s.id.split('.').next().unwrap_or_default();
+        let needs = Needs {
+            legacy: s.handshake,
+            modern: area == "modern" || s.id.starts_with("http.modern-"),
+            tools: (area == "tools").then_some(Era::Legacy),
+            replies: s.handshake && s.reads_replies(),
+        };
         Check {
             info: CheckInfo {
                 id: s.id.clone(),
@@ -103,13 +116,14 @@ impl Check {
                 reason: String::new(),
                 echo_only: s.echo_only,
                 echo_level: None,
-                session: Session::Own,
+                runs_in: RunsIn::Own,
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),
                 transport: s.transport(),
             },
             body: Body::Scenario(Arc::new(s)),
+            needs,
         }
     }
 
@@ -119,8 +133,48 @@ impl Check {
         self
     }
 
-    pub(crate) fn session(mut self, session: Session) -> Check {
-        self.info.session = session;
+    /// Where it runs: a shared session is of one era; the start-up needs neither, and waits
+    /// for nothing after it.
+    pub(crate) fn runs_in(mut self, runs_in: RunsIn) -> Check {
+        self.info.runs_in = runs_in;
+        match runs_in {
+            RunsIn::Legacy => self.needs.legacy = true,
+            RunsIn::Modern => {
+                self.needs.legacy = false;
+                self.needs.modern = true;
+            }
+            RunsIn::Startup => {
+                self.needs.legacy = false;
+                self.needs.replies = false;
+            }
+            RunsIn::Own => {}
+        }
+        self
+    }
+
+    /// It is about the 2026-07-28 era: it needs a server that accepts it, and no handshake.
+    pub(crate) fn modern(mut self) -> Check {
+        self.needs.legacy = false;
+        self.needs.modern = true;
+        self
+    }
+
+    /// It runs against a server of either era (it picks the era's requests itself).
+    pub(crate) fn any_era(mut self) -> Check {
+        self.needs.legacy = false;
+        self
+    }
+
+    /// It calls tools: the server must declare the capability in `era`.
+    pub(crate) fn tools(mut self, era: Era) -> Check {
+        self.needs.tools = Some(era);
+        self
+    }
+
+    /// It is judged from the handshake's replies (and what comes before it) alone: a server
+    /// that stops answering after the handshake does not block it.
+    pub(crate) fn only_handshake(mut self) -> Check {
+        self.needs.replies = false;
         self
     }
 

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use mcp_client::TranscriptEntry;
+use crate::transcript::TranscriptEntry;
 use serde::{Deserialize, Serialize};
 
 /// How binding the requirement behind a check is.
@@ -52,7 +52,8 @@ impl Profile {
     }
 }
 
-/// Which server process a check runs in.
+/// Which server process a check runs in (not a protocol session: the shared sessions are two of
+/// the places).
 ///
 /// Starting a server can take seconds (`npx`, `uvx`), so a check gets a process of its own
 /// only when it needs one: it tests the lifecycle, or it may leave the server in a state later
@@ -61,7 +62,7 @@ impl Profile {
 /// end the session ([`CheckInfo::ends_session`]) last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Session {
+pub enum RunsIn {
     /// Judged from the two start-up processes (`initialize`, `server/discover`) and from what
     /// the whole run saw; starts nothing of its own.
     Startup,
@@ -73,13 +74,13 @@ pub enum Session {
     Own,
 }
 
-impl Session {
+impl RunsIn {
     pub fn as_str(self) -> &'static str {
         match self {
-            Session::Startup => "startup",
-            Session::Legacy => "legacy",
-            Session::Modern => "modern",
-            Session::Own => "own",
+            RunsIn::Startup => "startup",
+            RunsIn::Legacy => "legacy",
+            RunsIn::Modern => "modern",
+            RunsIn::Own => "own",
         }
     }
 }
@@ -110,8 +111,8 @@ pub struct CheckInfo {
     #[serde(default)]
     pub echo_level: Option<Level>,
     /// The server process it runs in.
-    #[serde(default = "own")]
-    pub session: Session,
+    #[serde(default = "own", rename = "session")]
+    pub runs_in: RunsIn,
     /// In a shared session: after this check the session is not to be trusted (a second
     /// `initialize`, SIGTERM), so it runs last.
     #[serde(default)]
@@ -171,8 +172,8 @@ impl CheckInfo {
     }
 }
 
-fn own() -> Session {
-    Session::Own
+fn own() -> RunsIn {
+    RunsIn::Own
 }
 
 impl CheckInfo {
@@ -206,10 +207,11 @@ impl Outcome {
         Outcome::Pass(text.into())
     }
 
-    pub fn fail(expected: impl Into<String>, actual: impl Into<String>) -> Outcome {
+    /// What was expected, and what came back (a reply, or why none came: a probe's error).
+    pub fn fail(expected: impl Into<String>, actual: impl fmt::Display) -> Outcome {
         Outcome::Fail {
             expected: expected.into(),
-            actual: actual.into(),
+            actual: actual.to_string(),
         }
     }
 }

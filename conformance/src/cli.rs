@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::catalog::Check;
-use crate::check::{Profile, Session, TargetReport};
+use crate::check::{Profile, RunsIn, TargetReport};
 use crate::config::{Progress, RunConfig};
 use crate::report::{json, junit, text, transcript};
 use crate::runner::run_target;
@@ -193,85 +193,153 @@ fn usage(message: impl std::fmt::Display) -> u8 {
     USAGE
 }
 
+/// What is wrong with the command line or its files (exit code 2), in words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Usage(String);
+
+impl Usage {
+    fn new(message: impl std::fmt::Display) -> Usage {
+        Usage(message.to_string())
+    }
+}
+
 async fn run(cli: Cli) -> u8 {
-    let mut checks: Vec<Check> = match crate::checks::builtin() {
-        Ok(c) => c,
+    let checks = match load_checks(&cli.scenario_file) {
+        Ok(checks) => checks,
         Err(e) => return usage(e),
     };
-    for file in &cli.scenario_file {
-        let text = match std::fs::read_to_string(file) {
-            Ok(t) => t,
-            Err(e) => return usage(format!("cannot read {}: {e}", file.display())),
-        };
-        match crate::checks::from_scenarios(&text) {
-            Ok(extra) => {
-                for c in &extra {
-                    if checks.iter().any(|k| k.info.id == c.info.id) {
-                        return usage(format!(
-                            "{}: check id {:?} is already taken",
-                            file.display(),
-                            c.info.id
-                        ));
-                    }
-                }
-                checks.extend(extra);
-            }
-            Err(e) => {
-                return usage(format!(
-                    "{} is not a valid scenario file: {e}",
-                    file.display()
-                ))
-            }
-        }
-    }
     if cli.list {
-        for c in &checks {
-            let mut notes = vec![match c.info.session {
-                Session::Startup => "judged from the start-up".to_owned(),
-                Session::Legacy => "shared legacy session".to_owned(),
-                Session::Modern => "shared modern session".to_owned(),
-                Session::Own => "own process".to_owned(),
-            }];
-            match c.info.transport {
-                crate::check::Transport::Any => {}
-                crate::check::Transport::Stdio => notes.push("stdio only".to_owned()),
-                crate::check::Transport::Http => {
-                    notes = vec!["HTTP requests of its own; Streamable HTTP only".to_owned()]
-                }
-            }
-            if c.info.ends_session {
-                notes.push("ends the session: runs last in it".to_owned());
-            }
-            if c.info.echo_only {
-                notes.push("echo profile".to_owned());
-            } else if let Some(level) = c.info.echo_level {
-                notes.push(format!("{level} in the echo profile"));
-            }
-            println!(
-                "{:<44} {:<6} {} [{}]\n{:<51} spec: {}",
-                c.info.id,
-                c.info.level.to_string(),
-                c.info.description,
-                notes.join("; "),
-                "",
-                c.info.spec
-            );
-        }
+        list(&checks);
         return 0;
     }
+    let prepared = check_waits(&cli).and_then(|()| {
+        let targets = targets(&cli)?;
+        let expected = match &cli.expected_failures {
+            Some(path) => ExpectedFailures::load(path, &checks).map_err(Usage::new)?,
+            None => ExpectedFailures::default(),
+        };
+        Ok((targets, expected))
+    });
+    let (targets, expected) = match prepared {
+        Ok(prepared) => prepared,
+        Err(e) => return usage(e),
+    };
+    let base = base_config(&cli, &targets);
+    let first = RunConfig {
+        profile: profile_for(cli.profile, targets.first()),
+        ..base.clone()
+    };
+    if select(&checks, &first).is_empty() {
+        return usage("no check matches --only/--skip (see --list)");
+    }
+    let checks = Arc::new(checks);
+    let reports: Vec<TargetReport> = futures::stream::iter(targets)
+        .map(|target| {
+            let config = Arc::new(RunConfig {
+                profile: profile_for(cli.profile, Some(&target)),
+                ..base.clone()
+            });
+            let checks = Arc::clone(&checks);
+            let expected = expected.clone();
+            async move { run_target(target, &checks, config, &expected).await }
+        })
+        .buffered(cli.concurrency.max(1))
+        .collect()
+        .await;
+    if let Err(code) = write_reports(&cli, &reports) {
+        return code;
+    }
+    exit_code(&reports)
+}
+
+/// The built-in checks and those of `--scenario-file`s, whose ids must be new.
+fn load_checks(files: &[PathBuf]) -> Result<Vec<Check>, Usage> {
+    let mut checks: Vec<Check> = crate::checks::builtin().map_err(Usage::new)?;
+    for file in files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Usage(format!("cannot read {}: {e}", file.display())))?;
+        let extra = crate::checks::from_scenarios(&text).map_err(|e| {
+            Usage(format!(
+                "{} is not a valid scenario file: {e}",
+                file.display()
+            ))
+        })?;
+        if let Some(taken) = extra
+            .iter()
+            .find(|c| checks.iter().any(|k| k.info.id == c.info.id))
+        {
+            return Err(Usage(format!(
+                "{}: check id {:?} is already taken",
+                file.display(),
+                taken.info.id
+            )));
+        }
+        checks.extend(extra);
+    }
+    Ok(checks)
+}
+
+/// `--list`: every check, where it runs, and its spec reference.
+fn list(checks: &[Check]) {
+    for c in checks {
+        let mut notes = vec![match c.info.runs_in {
+            RunsIn::Startup => "judged from the start-up".to_owned(),
+            RunsIn::Legacy => "shared legacy session".to_owned(),
+            RunsIn::Modern => "shared modern session".to_owned(),
+            RunsIn::Own => "own process".to_owned(),
+        }];
+        match c.info.transport {
+            crate::check::Transport::Any => {}
+            crate::check::Transport::Stdio => notes.push("stdio only".to_owned()),
+            crate::check::Transport::Http => {
+                notes = vec!["HTTP requests of its own; Streamable HTTP only".to_owned()]
+            }
+        }
+        if c.info.ends_session {
+            notes.push("ends the session: runs last in it".to_owned());
+        }
+        if c.info.echo_only {
+            notes.push("echo profile".to_owned());
+        } else if let Some(level) = c.info.echo_level {
+            notes.push(format!("{level} in the echo profile"));
+        }
+        println!(
+            "{:<44} {:<6} {} [{}]\n{:<51} spec: {}",
+            c.info.id,
+            c.info.level.to_string(),
+            c.info.description,
+            notes.join("; "),
+            "",
+            c.info.spec
+        );
+    }
+}
+
+fn check_waits(cli: &Cli) -> Result<(), Usage> {
     if !(cli.timeout > 0.0 && cli.timeout.is_finite()) {
-        return usage("--timeout must be a positive number of seconds");
+        return Err(Usage::new("--timeout must be a positive number of seconds"));
     }
     if !(cli.start_timeout > 0.0 && cli.start_timeout.is_finite()) {
-        return usage("--start-timeout must be a positive number of seconds");
+        return Err(Usage::new(
+            "--start-timeout must be a positive number of seconds",
+        ));
     }
+    Ok(())
+}
 
-    let targets: Vec<Target> = if let Some(url) = &cli.url {
+/// What to test: a URL, the servers of a config file, a command, or the bundled server.
+fn targets(cli: &Cli) -> Result<Vec<Target>, Usage> {
+    let targets = if let Some(url) = &cli.url {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return usage(format!("--url {url:?} is not an http:// or https:// URL"));
+            return Err(Usage(format!(
+                "--url {url:?} is not an http:// or https:// URL"
+            )));
         }
         if matches!(cli.framing, FramingArg::ContentLength) {
-            return usage("--framing is for stdio servers; over --url each message is a POST");
+            return Err(Usage::new(
+                "--framing is for stdio servers; over --url each message is a POST",
+            ));
         }
         let endpoint = Endpoint {
             url: url.clone(),
@@ -281,35 +349,30 @@ async fn run(cli: Cli) -> u8 {
         vec![Target::from_url(endpoint, command).with(&cli.env, cli.cwd.as_deref())]
     } else if let Some(config) = &cli.config {
         if !cli.command.is_empty() {
-            return usage("give either --config or a command after --, not both");
+            return Err(Usage::new(
+                "give either --config or a command after --, not both",
+            ));
         }
-        match from_config(config, cli.server.as_deref()) {
-            Ok(t) => t,
-            Err(e) => return usage(e),
-        }
+        from_config(config, cli.server.as_deref()).map_err(Usage::new)?
     } else if let Some((program, args)) = cli.command.split_first() {
         vec![Target::from_command(program, args).with(&cli.env, cli.cwd.as_deref())]
     } else {
-        match bundled_server() {
-            Ok(t) => vec![t.with(&cli.env, cli.cwd.as_deref())],
-            Err(e) => return usage(e),
-        }
+        vec![bundled_server()
+            .map_err(Usage::new)?
+            .with(&cli.env, cli.cwd.as_deref())]
     };
     if cli.config.is_some() && (!cli.env.is_empty() || cli.cwd.is_some()) {
-        return usage(
+        return Err(Usage::new(
             "--env and --cwd apply to a command after --; a config file sets its own env",
-        );
+        ));
     }
+    Ok(targets)
+}
 
-    let expected = match &cli.expected_failures {
-        Some(path) => match ExpectedFailures::load(path, &checks) {
-            Ok(e) => e,
-            Err(e) => return usage(e),
-        },
-        None => ExpectedFailures::default(),
-    };
+/// How every target is run (its profile is set per target).
+fn base_config(cli: &Cli, targets: &[Target]) -> RunConfig {
     let several = targets.iter().filter(|t| t.skip.is_none()).count() > 1;
-    let base = RunConfig {
+    RunConfig {
         framing: match cli.framing {
             FramingArg::Ndjson => Framing::Ndjson,
             FramingArg::ContentLength => Framing::ContentLength,
@@ -328,63 +391,45 @@ async fn run(cli: Cli) -> u8 {
         },
         name_in_progress: several,
         ..RunConfig::default()
-    };
-    let first_profile = profile_for(cli.profile, targets.first());
-    if select(
-        &checks,
-        &RunConfig {
-            profile: first_profile,
-            ..base.clone()
-        },
-    )
-    .is_empty()
-    {
-        return usage("no check matches --only/--skip (see --list)");
     }
+}
 
-    let checks = Arc::new(checks);
-    let reports: Vec<TargetReport> = futures::stream::iter(targets)
-        .map(|target| {
-            let config = Arc::new(RunConfig {
-                profile: profile_for(cli.profile, Some(&target)),
-                ..base.clone()
-            });
-            let checks = Arc::clone(&checks);
-            let expected = expected.clone();
-            async move { run_target(target, &checks, config, &expected).await }
-        })
-        .buffered(cli.concurrency.max(1))
-        .collect()
-        .await;
-
+/// The report on stdout, and the JUnit and transcript files asked for; `Err`: the exit code
+/// of a file that could not be written.
+fn write_reports(cli: &Cli, reports: &[TargetReport]) -> Result<(), u8> {
     match cli.format {
         FormatArg::Text => {
             let opts = text::TextOptions {
                 color: text::color_wanted(std::io::stdout().is_terminal()),
                 verbose: cli.verbose,
             };
-            print!("{}", text::render(&reports, &opts));
+            print!("{}", text::render(reports, &opts));
         }
-        FormatArg::Json => match serde_json::to_string_pretty(&json::render(&reports)) {
+        FormatArg::Json => match serde_json::to_string_pretty(&json::render(reports)) {
             Ok(s) => println!("{s}"),
             Err(e) => eprintln!("mcp-conformance: cannot write the JSON report: {e}"),
         },
     }
     if let Some(path) = &cli.junit {
-        if let Err(e) = std::fs::write(path, junit::render(&reports)) {
+        if let Err(e) = std::fs::write(path, junit::render(reports)) {
             eprintln!("mcp-conformance: cannot write {}: {e}", path.display());
-            return USAGE;
+            return Err(USAGE);
         }
     }
     if let Some(dir) = &cli.transcript {
-        if let Err(e) = transcript::write(dir, &reports) {
+        if let Err(e) = transcript::write(dir, reports) {
             eprintln!(
                 "mcp-conformance: cannot write transcripts under {}: {e}",
                 dir.display()
             );
-            return USAGE;
+            return Err(USAGE);
         }
     }
+    Ok(())
+}
+
+/// 3 if a target could not be started, 1 if a check failed, else 0.
+fn exit_code(reports: &[TargetReport]) -> u8 {
     if reports.iter().any(|r| r.start_error.is_some()) {
         START
     } else if reports.iter().any(TargetReport::failed) {

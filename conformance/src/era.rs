@@ -2,12 +2,20 @@
 //! Compatibility with Initialization-Based Versions): what the two start-up probes found,
 //! judged. The probes themselves are [`crate::startup`]'s.
 
-use mcp_client::TranscriptEntry;
+use crate::transcript::TranscriptEntry;
 use mcp_protocol::mcp::modern;
 use serde_json::Value;
 
 use crate::mismatch::Kind;
 use crate::pattern::{describe, short};
+use crate::probe::ProbeError;
+
+/// A protocol era: legacy (the `initialize` handshake) or modern (2026-07-28, stateless).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    Legacy,
+    Modern,
+}
 
 /// What the era probes found about one server.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -23,7 +31,7 @@ pub struct EraReport {
     /// `_meta["io.modelcontextprotocol/serverInfo"]` of the DiscoverResult, if any.
     pub server_info: Option<Value>,
     /// The reply to the start-up `initialize` (with the latest legacy version), or why none.
-    pub initialize_reply: Option<Result<Value, String>>,
+    pub initialize_reply: Option<Result<Value, ProbeError>>,
     /// `capabilities` of the `initialize` result and of the DiscoverResult.
     pub legacy_capabilities: Option<Value>,
     pub modern_capabilities: Option<Value>,
@@ -77,15 +85,15 @@ impl EraReport {
             transcript: self.transcript.clone(),
             stderr: self.stderr.clone(),
             blocked: None,
+            stalls: Vec::new(),
         }
     }
 
     /// Does the server declare `capability` (e.g. `tools`) in the era a check runs in?
-    pub fn declares(&self, capability: &str, modern: bool) -> bool {
-        let capabilities = if modern {
-            &self.modern_capabilities
-        } else {
-            &self.legacy_capabilities
+    pub fn declares(&self, capability: &str, era: Era) -> bool {
+        let capabilities = match era {
+            Era::Modern => &self.modern_capabilities,
+            Era::Legacy => &self.legacy_capabilities,
         };
         capabilities
             .as_ref()
@@ -108,7 +116,10 @@ pub fn strings(v: Option<&Value>) -> Option<Vec<String>> {
 }
 
 /// Judges the two probes' replies (`Err`: no reply, and why).
-pub fn conclude(discover: Result<Value, String>, initialize: Result<Value, String>) -> EraReport {
+pub fn conclude(
+    discover: Result<Value, ProbeError>,
+    initialize: Result<Value, ProbeError>,
+) -> EraReport {
     let mut era = EraReport::default();
     match &discover {
         Ok(reply) => match (reply.get("result"), reply.get("error")) {
@@ -199,8 +210,8 @@ mod tests {
         assert!(dual
             .summary()
             .starts_with("dual-era: server/discover → a DiscoverResult"));
-        assert!(dual.declares("tools", true));
-        assert!(!dual.declares("tools", false));
+        assert!(dual.declares("tools", Era::Modern));
+        assert!(!dual.declares("tools", Era::Legacy));
 
         let legacy = conclude(Ok(error(-32601)), Ok(initialize_ok()));
         assert_eq!(
@@ -222,14 +233,14 @@ mod tests {
         // -32022 is modern, but the server does not accept 2026-07-28.
         let other = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "x",
             "data": {"supported": ["2027-01-01"], "requested": "2026-07-28"}}});
-        let future = conclude(Ok(other), Err("timeout".to_owned()));
+        let future = conclude(Ok(other), Err(ProbeError::NoSession));
         assert_eq!(future.label(), "modern");
         assert!(!future.accepts_latest);
         assert_eq!(future.supported, vec!["2027-01-01".to_owned()]);
 
         // A server that answers every method with {} is not modern.
         let empty = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
-        let neither = conclude(Ok(empty), Err("no response".to_owned()));
+        let neither = conclude(Ok(empty), Err(ProbeError::NoSession));
         assert_eq!(
             (neither.label(), neither.eras()),
             ("neither", Vec::<String>::new())

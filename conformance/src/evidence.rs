@@ -1,17 +1,19 @@
-//! What a check leaves for the report: the frames of the processes it used, their stderr, and
-//! whether a wait of it was ended by a reply that could not be read (then it is blocked).
+//! What a check leaves for the report: the frames of the processes it used, their stderr,
+//! whether a wait of it was ended by a reply that could not be read (then it is blocked), and
+//! the processes that stopped answering it (what the run learns a silent server from).
 //!
 //! A check may use several processes (a fresh one, the shared session, an observation made
 //! once for several checks); each one's part is headed by an event entry naming it, and every
 //! timestamp counts from the check's start, so the parts read as one timeline.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_client::raw::Direction;
-use mcp_client::TranscriptEntry;
+use parking_lot::Mutex;
 
 use crate::mismatch::Kind;
+use crate::transcript::Direction;
+use crate::transcript::TranscriptEntry;
 
 /// Of each process's part of a check's transcript, the report keeps entries from the start up
 /// to this many bytes of text, and from the end up to [`TRANSCRIPT_TAIL_BYTES`]; a note says how
@@ -27,6 +29,18 @@ pub struct Collected {
     /// The first mismatch that ended one of the check's waits, and what the check was waiting
     /// for: the check is blocked by the mismatch's owner.
     pub blocked: Option<(Kind, String)>,
+    /// Processes whose wait for a reply they owed ran out: each process (its number among
+    /// the target's starts) once, with what the wait said.
+    pub stalls: Vec<Stall>,
+}
+
+/// A process that stopped answering (or lost a reply) during a check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stall {
+    /// Its number among the target's starts.
+    pub process: usize,
+    /// What the wait that ran out said.
+    pub why: String,
 }
 
 /// One check's collector, shared by every probe the check uses.
@@ -45,12 +59,6 @@ impl Trace {
             started: Instant::now(),
             collected: Arc::default(),
         }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Collected> {
-        self.collected
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Adds one process's part: `header` (what the process is), then its entries (timed since
@@ -74,7 +82,7 @@ impl Trace {
             .collect();
         part = bounded_transcript(part);
         let at_ms = part.first().map_or(0.0, |e| e.at_ms);
-        let mut c = self.lock();
+        let mut c = self.collected.lock();
         c.transcript.push(TranscriptEntry {
             at_ms,
             direction: Direction::Event,
@@ -84,35 +92,49 @@ impl Trace {
     }
 
     pub fn add_stderr(&self, lines: Vec<String>) {
-        self.lock().stderr.extend(lines);
+        self.collected.lock().stderr.extend(lines);
     }
 
     /// A wait ended on a mismatch: the check is blocked (the first reason is kept).
     pub fn block(&self, kind: Kind, why: String) {
-        let mut c = self.lock();
+        let mut c = self.collected.lock();
         if c.blocked.is_none() {
             c.blocked = Some((kind, why));
+        }
+    }
+
+    /// A wait of process `process` for a reply it owed ran out (the first one per process is
+    /// kept).
+    pub fn stalled(&self, process: usize, why: String) {
+        let mut c = self.collected.lock();
+        if !c.stalls.iter().any(|s| s.process == process) {
+            c.stalls.push(Stall { process, why });
         }
     }
 
     /// Forgets a mismatch met so far: for an observation whose judges do not read the replies
     /// it waited for (what stdout held, how the process ended).
     pub fn clear_blocked(&self) {
-        self.lock().blocked = None;
+        self.collected.lock().blocked = None;
     }
 
     /// Takes over what another collector holds (an observation several checks share).
     pub fn absorb(&self, other: &Collected) {
-        let mut c = self.lock();
+        let mut c = self.collected.lock();
         c.transcript.extend(other.transcript.iter().cloned());
         c.stderr.extend(other.stderr.iter().cloned());
         if c.blocked.is_none() {
             c.blocked.clone_from(&other.blocked);
         }
+        for stall in &other.stalls {
+            if !c.stalls.iter().any(|s| s.process == stall.process) {
+                c.stalls.push(stall.clone());
+            }
+        }
     }
 
     pub fn take(&self) -> Collected {
-        std::mem::take(&mut *self.lock())
+        std::mem::take(&mut *self.collected.lock())
     }
 
     /// Milliseconds since the check started.

@@ -5,15 +5,18 @@
 //! The crate's API is its command line ([`cli::main`]) and the check catalogue ([`builtin`],
 //! [`CheckInfo`]) that `docs/checks.md` is generated from; the modules below are internal.
 //!
-//! * `check`: levels (MUST / SHOULD / INFO), sessions, outcomes, verdicts and reports' data.
+//! * `check`: levels (MUST / SHOULD / INFO), where a check runs, outcomes, verdicts and
+//!   reports' data; `ids`: the built-in checks' ids, one table.
 //! * `checks`: the built-in checks; `scenario`: checks as JSON data (`--scenario-file`);
 //!   `catalog`: a check as the runner sees it.
 //! * `probe`: one server process (or HTTP client) with the vocabulary checks are written in;
-//!   `transport`: how it reaches the server, stdio or Streamable HTTP;
-//!   `session`: the processes a check gets (fresh, shared, observed once);
+//!   `transport`: how it reaches the server, stdio or Streamable HTTP; `transcript`: what it
+//!   sent and saw, timed;
+//!   `ctx`: what a check gets: its processes (fresh, shared, observed once);
 //!   `mismatch`: replies that cannot be matched, and the root causes they point to.
 //! * `startup`: era detection with two processes, and the start error when nothing answers;
-//!   `runner`: selection, shared sessions, `--jobs`, expected failures.
+//!   `runner`: where each check runs, shared sessions, `--jobs`, a server that stops
+//!   answering, root causes, expected failures.
 //! * `target`: command lines and host config files; `report`: text, JSON, JUnit, transcripts.
 
 mod catalog;
@@ -21,8 +24,10 @@ mod check;
 mod checks;
 pub mod cli;
 mod config;
+mod ctx;
 mod era;
 mod evidence;
+mod ids;
 mod mismatch;
 mod pattern;
 mod probe;
@@ -32,12 +37,12 @@ mod requests;
 mod runner;
 mod scenario;
 mod select;
-mod session;
 mod startup;
 mod target;
+mod transcript;
 mod transport;
 
-pub use crate::check::{CheckInfo, Level, Session, Transport};
+pub use crate::check::{CheckInfo, Level, RunsIn, Transport};
 pub use crate::checks::builtin;
 
 use mcp_protocol::mcp::ProtocolVersion;

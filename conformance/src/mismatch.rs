@@ -1,15 +1,20 @@
-//! Replies that arrive but cannot be matched to the requests they answer, classified so a run
-//! names the root cause once instead of timing out check after check.
+//! Replies that arrive but cannot be matched to the requests they answer, and replies that do
+//! not come at all, classified so a run names the root cause once instead of timing out check
+//! after check.
 //!
-//! Each kind is owned by the check whose rule it breaks; that check FAILs with the frames, and
-//! a check whose wait ended on it is BLOCKED by that owner. An id equal by value but not by
-//! form is matched leniently, so the run goes on and judges the rest.
+//! Each kind of mismatch is owned by the check whose rule it breaks; that check FAILs with the
+//! frames, and a check whose wait ended on it is BLOCKED by that owner. An id equal by value
+//! but not by form is matched leniently, so the run goes on and judges the rest. A server that
+//! stops answering is owned by the first check that failed on it (the runner learns it).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use mcp_client::TranscriptEntry;
+use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::ids::{self, CheckId};
+use crate::transcript::TranscriptEntry;
 
 /// What kind of mismatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -30,18 +35,23 @@ pub enum Kind {
     /// A server process that answered nothing within the start budget, after the first start
     /// had answered: no check that needs a process of its own can be judged.
     SilentStart,
+    /// After the handshake, waits for replies the server owed ran out in two of its processes:
+    /// it stops answering, or loses replies. The checks that would wait for one are not run.
+    StopsAnswering,
 }
 
 impl Kind {
-    /// The check whose rule the mismatch breaks.
-    pub fn owner(self) -> &'static str {
+    /// The check whose rule it breaks; `None` for [`Kind::StopsAnswering`], which the first
+    /// check that failed on it owns.
+    pub fn owner(self) -> Option<CheckId> {
         match self {
-            Kind::IdForm => "jsonrpc.ids-echoed",
-            Kind::SpreadOverLines => "framing.no-embedded-newlines",
-            Kind::OtherFraming => "framing.replies-in-kind",
-            Kind::NoId => "jsonrpc.responses-well-formed",
-            Kind::UnknownId => "jsonrpc.ids-echoed",
-            Kind::SilentStart => "lifecycle.initialize-result",
+            Kind::IdForm => Some(ids::JSONRPC_IDS_ECHOED),
+            Kind::SpreadOverLines => Some(ids::FRAMING_NO_EMBEDDED_NEWLINES),
+            Kind::OtherFraming => Some(ids::FRAMING_REPLIES_IN_KIND),
+            Kind::NoId => Some(ids::JSONRPC_RESPONSES_WELL_FORMED),
+            Kind::UnknownId => Some(ids::JSONRPC_IDS_ECHOED),
+            Kind::SilentStart => Some(ids::LIFECYCLE_INITIALIZE_RESULT),
+            Kind::StopsAnswering => None,
         }
     }
 
@@ -54,6 +64,7 @@ impl Kind {
             Kind::NoId => "each reply to a request with a readable id carries that id",
             Kind::UnknownId => "each reply carries the id of the request it answers",
             Kind::SilentStart => "every start of the server answers its first request",
+            Kind::StopsAnswering => "every request after the handshake gets its reply",
         }
     }
 
@@ -70,6 +81,7 @@ impl Kind {
             Kind::NoId => "no-id",
             Kind::UnknownId => "unknown-id",
             Kind::SilentStart => "silent-start",
+            Kind::StopsAnswering => "stops-answering",
         }
     }
 }
@@ -78,6 +90,8 @@ impl Kind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     pub kind: Kind,
+    /// The check that owns it (and FAILs with it).
+    pub owner: String,
     /// The check that saw it first.
     pub seen_in: String,
     /// What was seen, in words.
@@ -95,7 +109,7 @@ pub struct Findings(Arc<Mutex<Vec<Finding>>>);
 impl Findings {
     /// Records a finding; one of a kind already recorded only counts.
     pub fn record(&self, finding: Finding) {
-        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all = self.0.lock();
         match all.iter_mut().find(|f| f.kind == finding.kind) {
             Some(f) => f.count += 1,
             None => all.push(finding),
@@ -107,10 +121,7 @@ impl Findings {
     }
 
     pub fn all(&self) -> Vec<Finding> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.0.lock().clone()
     }
 }
 

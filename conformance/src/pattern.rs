@@ -8,19 +8,27 @@
 use mcp_protocol::char_prefix;
 use serde_json::Value;
 
+/// Where a value departs from what was asked of it (a pattern, a schema), by its JSON path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Mismatch(pub String);
+
 /// Checks `actual` against `pattern`; the error names the first mismatch by its JSON path.
-pub fn matches(pattern: &Value, actual: &Value) -> Result<(), String> {
+pub fn matches(pattern: &Value, actual: &Value) -> Result<(), Mismatch> {
     at("$", pattern, Some(actual))
 }
 
-fn at(path: &str, pattern: &Value, actual: Option<&Value>) -> Result<(), String> {
+fn at(path: &str, pattern: &Value, actual: Option<&Value>) -> Result<(), Mismatch> {
     if let Value::String(p) = pattern {
         if let Some(kind) = p.strip_prefix('$') {
             return placeholder(path, kind, actual);
         }
     }
     let Some(actual) = actual else {
-        return Err(format!("{path}: missing, expected {}", short(pattern)));
+        return Err(Mismatch(format!(
+            "{path}: missing, expected {}",
+            short(pattern)
+        )));
     };
     match (pattern, actual) {
         (Value::Object(p), Value::Object(a)) => {
@@ -31,11 +39,11 @@ fn at(path: &str, pattern: &Value, actual: Option<&Value>) -> Result<(), String>
         }
         (Value::Array(p), Value::Array(a)) => {
             if p.len() != a.len() {
-                return Err(format!(
+                return Err(Mismatch(format!(
                     "{path}: expected an array of {} items, got {}",
                     p.len(),
                     a.len()
-                ));
+                )));
             }
             for (i, (want, got)) in p.iter().zip(a).enumerate() {
                 at(&format!("{path}[{i}]"), want, Some(got))?;
@@ -43,17 +51,24 @@ fn at(path: &str, pattern: &Value, actual: Option<&Value>) -> Result<(), String>
             Ok(())
         }
         (p, a) if p == a => Ok(()),
-        (p, a) => Err(format!("{path}: expected {}, got {}", short(p), short(a))),
+        (p, a) => Err(Mismatch(format!(
+            "{path}: expected {}, got {}",
+            short(p),
+            short(a)
+        ))),
     }
 }
 
-fn placeholder(path: &str, kind: &str, actual: Option<&Value>) -> Result<(), String> {
+fn placeholder(path: &str, kind: &str, actual: Option<&Value>) -> Result<(), Mismatch> {
     let ok = match (kind, actual) {
         ("absent", None) => true,
         ("absent", Some(v)) => {
-            return Err(format!("{path}: expected no such member, got {}", short(v)))
+            return Err(Mismatch(format!(
+                "{path}: expected no such member, got {}",
+                short(v)
+            )))
         }
-        (_, None) => return Err(format!("{path}: missing, expected ${kind}")),
+        (_, None) => return Err(Mismatch(format!("{path}: missing, expected ${kind}"))),
         ("any", Some(_)) => true,
         ("string", Some(v)) => v.is_string(),
         ("number", Some(v)) => v.is_number(),
@@ -62,15 +77,15 @@ fn placeholder(path: &str, kind: &str, actual: Option<&Value>) -> Result<(), Str
         ("object", Some(v)) => v.is_object(),
         ("array", Some(v)) => v.is_array(),
         ("null", Some(v)) => v.is_null(),
-        (other, Some(_)) => return Err(format!("{path}: unknown placeholder ${other}")),
+        (other, Some(_)) => return Err(Mismatch(format!("{path}: unknown placeholder ${other}"))),
     };
     if ok {
         Ok(())
     } else {
-        Err(format!(
+        Err(Mismatch(format!(
             "{path}: expected ${kind}, got {}",
             actual.map(short).unwrap_or_default()
-        ))
+        )))
     }
 }
 
@@ -112,11 +127,15 @@ mod tests {
         )
         .is_ok());
         assert_eq!(
-            matches(&json!({"error": {"code": -32600}}), &reply).unwrap_err(),
+            matches(&json!({"error": {"code": -32600}}), &reply)
+                .unwrap_err()
+                .to_string(),
             "$.error.code: expected -32600, got -32601"
         );
         assert_eq!(
-            matches(&json!({"result": "$any"}), &reply).unwrap_err(),
+            matches(&json!({"result": "$any"}), &reply)
+                .unwrap_err()
+                .to_string(),
             "$.result: missing, expected $any"
         );
         assert!(matches(&json!({"error": "$absent"}), &reply).is_err());

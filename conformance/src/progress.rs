@@ -4,7 +4,8 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+
+use parking_lot::Mutex;
 
 use crate::check::CheckResult;
 use crate::config::Progress;

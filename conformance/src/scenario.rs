@@ -29,8 +29,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::check::{Level, Outcome};
+use crate::ctx::Ctx;
 use crate::pattern::{matches, short};
-use crate::session::Ctx;
+use crate::probe::{Probe, ProbeError};
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,6 +70,19 @@ impl Scenario {
     }
 }
 
+impl Scenario {
+    /// Does it read what the server answers (as opposed to only writing, closing stdin and
+    /// waiting for the exit)?
+    pub fn reads_replies(&self) -> bool {
+        self.steps.iter().any(|s| {
+            matches!(
+                s,
+                Step::Expect(_) | Step::ExpectNoReply { .. } | Step::StillServing(_)
+            )
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Step {
@@ -96,8 +110,8 @@ enum File {
 }
 
 /// Parses a scenario file (`{"scenarios": [...]}` or a bare array).
-pub fn parse(text: &str) -> Result<Vec<Scenario>, String> {
-    let file: File = serde_json::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse(text: &str) -> Result<Vec<Scenario>, serde_json::Error> {
+    let file: File = serde_json::from_str(text)?;
     Ok(match file {
         File::Wrapped { scenarios } | File::Bare(scenarios) => scenarios,
     })
@@ -138,11 +152,15 @@ pub async fn run(s: &Scenario, ctx: &Ctx) -> Outcome {
                 .map(|_| None)
                 .map_err(|e| Outcome::fail("to write", e)),
             Step::Expect(pattern) => expect(&mut probe, pattern).await.map(Some),
-            Step::ExpectNoReply { within_ms } => probe
-                .silence(Duration::from_millis(*within_ms))
-                .await
-                .map(|_| None)
-                .map_err(|got| Outcome::fail(format!("no reply within {within_ms} ms"), got)),
+            Step::ExpectNoReply { within_ms } => {
+                match probe.silence(Duration::from_millis(*within_ms)).await {
+                    None => Ok(None),
+                    Some(got) => Err(Outcome::fail(
+                        format!("no reply within {within_ms} ms"),
+                        got,
+                    )),
+                }
+            }
             Step::StillServing(_) => probe
                 .still_serving()
                 .await
@@ -180,7 +198,7 @@ pub async fn run(s: &Scenario, ctx: &Ctx) -> Outcome {
 }
 
 /// The response the pattern is about (by its `id`, else the next one) matches the pattern.
-async fn expect(probe: &mut crate::probe::Probe, pattern: &Value) -> Result<String, Outcome> {
+async fn expect(probe: &mut Probe, pattern: &Value) -> Result<String, Outcome> {
     let reply = match pattern.get("id") {
         Some(id) if !id.as_str().is_some_and(|s| s.starts_with('$')) => probe
             .response(id)
@@ -200,10 +218,10 @@ async fn expect(probe: &mut crate::probe::Probe, pattern: &Value) -> Result<Stri
         })
 }
 
-async fn next_response(probe: &mut crate::probe::Probe) -> Result<Value, String> {
-    let wait = probe.wait;
+async fn next_response(probe: &mut Probe) -> Result<Value, ProbeError> {
+    let wait = probe.wait();
     probe
         .next_response(wait)
         .await?
-        .ok_or_else(|| format!("no reply within {wait:?}"))
+        .ok_or(ProbeError::NoReply { within: wait })
 }

@@ -1,14 +1,14 @@
 //! Which checks run against a target, and how a FAIL is read: `--only`/`--skip` patterns,
 //! checks that do not apply to the server's eras or capabilities, and expected failures.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mcp_protocol::mcp::modern;
 
 use crate::catalog::Check;
-use crate::check::{Profile, Session};
+use crate::check::{Profile, RunsIn};
 use crate::config::RunConfig;
-use crate::era::EraReport;
+use crate::era::{Era, EraReport};
 
 /// Does `id` match `pattern`? `*` matches any run of characters; a pattern without `*`
 /// matches the id itself or everything under it (`lifecycle` matches `lifecycle.ping`).
@@ -41,6 +41,24 @@ pub fn select<'a>(checks: &'a [Check], config: &RunConfig) -> Vec<&'a Check> {
         .collect()
 }
 
+/// Why a baseline (`--expected-failures`) cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("line {line}: unknown check id {id:?} (see mcp-conformance --list)")]
+    UnknownId { line: usize, id: String },
+    /// An error of the file at `path`.
+    #[error("{}: {source}", .path.display())]
+    In {
+        path: PathBuf,
+        source: Box<BaselineError>,
+    },
+}
+
 /// `--expected-failures FILE`: one check id per line, optionally `TARGET:` before it, then the
 /// reason; `#` starts a comment.
 #[derive(Debug, Clone, Default)]
@@ -49,13 +67,18 @@ pub struct ExpectedFailures {
 }
 
 impl ExpectedFailures {
-    pub fn load(path: &Path, known: &[Check]) -> Result<ExpectedFailures, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Self::parse(&text, known).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path, known: &[Check]) -> Result<ExpectedFailures, BaselineError> {
+        let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, known).map_err(|e| BaselineError::In {
+            path: path.to_owned(),
+            source: Box::new(e),
+        })
     }
 
-    pub fn parse(text: &str, known: &[Check]) -> Result<ExpectedFailures, String> {
+    pub fn parse(text: &str, known: &[Check]) -> Result<ExpectedFailures, BaselineError> {
         let mut entries = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();
@@ -71,10 +94,10 @@ impl ExpectedFailures {
                 None => (None, key),
             };
             if !known.iter().any(|c| c.info.id == id) {
-                return Err(format!(
-                    "line {}: unknown check id {id:?} (see mcp-conformance --list)",
-                    n + 1
-                ));
+                return Err(BaselineError::UnknownId {
+                    line: n + 1,
+                    id: id.to_owned(),
+                });
             }
             entries.push((target, id.to_owned(), reason.to_owned()));
         }
@@ -92,10 +115,10 @@ impl ExpectedFailures {
 /// Why a check does not apply to a server of these eras, or `None` if it does.
 pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
     let version = modern::VERSION;
-    if check.info.session == Session::Startup {
+    if check.info.runs_in == RunsIn::Startup {
         return None;
     }
-    if check.is_modern() && !era.accepts_latest {
+    if check.needs.modern && !era.accepts_latest {
         return Some(match era.label() {
             "legacy" => format!("the server does not speak {version} (legacy only)"),
             "neither" => {
@@ -111,7 +134,7 @@ pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
             ),
         });
     }
-    if check.needs_legacy() && !era.legacy {
+    if check.needs.legacy && !era.legacy {
         return Some(if era.modern {
             "the server speaks only the modern era (no initialize); this check needs a legacy \
              session"
@@ -120,17 +143,11 @@ pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
             "initialize got no result (era.detect); this check needs a legacy session".to_owned()
         });
     }
-    let tools = match check.info.id.as_str() {
-        "modern.result-type" | "modern.tools-list-cacheable" => Some(true),
-        _ if check.info.area() == "tools" => Some(false),
-        _ => None,
-    };
-    if let Some(modern) = tools {
-        if !era.declares("tools", modern) {
-            let from = if modern {
-                "server/discover"
-            } else {
-                "initialize"
+    if let Some(tools_era) = check.needs.tools {
+        if !era.declares("tools", tools_era) {
+            let from = match tools_era {
+                Era::Modern => "server/discover",
+                Era::Legacy => "initialize",
             };
             return Some(format!(
                 "the server does not declare the tools capability (its {from} result has no \

@@ -8,17 +8,15 @@
 
 use std::time::Duration;
 
-use mcp_client::raw::Direction;
-
 use serde_json::{json, Value};
 
 use crate::era::{conclude, EraReport};
 use crate::evidence::Trace;
+use crate::ids::{self, CheckId};
 use crate::mismatch::Kind;
 use crate::probe::{
-    describe_exit, discover_request, initialize_params, modern_meta, Probe, Spawner,
+    describe_exit, discover_request, initialize_params, Probe, ProbeError, Spawner,
 };
-use mcp_protocol::mcp::modern;
 
 /// What the start-up leaves.
 #[derive(Debug)]
@@ -36,15 +34,26 @@ const STDERR_SHOWN: usize = 12;
 /// Non-frames from stdout a start error quotes.
 const STDOUT_SHOWN: usize = 3;
 
+/// Why there is nothing to test.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A start-up process could not be started.
+    #[error(transparent)]
+    Spawn(#[from] ProbeError),
+    /// The server answered neither start-up request: how it ended, or what it wrote.
+    #[error("{0}")]
+    NothingAnswered(String),
+}
+
 /// Starts the two probes and judges their replies; `Err` is a start error.
-pub async fn start(spawner: &Spawner) -> Result<Startup, String> {
-    let trace = Trace::new("era.detect");
+pub async fn start(spawner: &Spawner) -> Result<Startup, StartError> {
+    let trace = Trace::new(ids::ERA_DETECT.as_str());
     let mut legacy = spawner.spawn(&trace, "start-up process: initialize")?;
     let mut modern = spawner.spawn(&trace, "start-up process: server/discover")?;
     // A legacy server may ignore an unknown request before initialize ("or not at all",
     // stdio.mdx): once nothing has come for --timeout, initialize follows as a barrier, and a
     // reply to it first means server/discover got none.
-    modern.barrier = Some(json!({"jsonrpc": "2.0", "method": "initialize",
+    modern.set_barrier(json!({"jsonrpc": "2.0", "method": "initialize",
         "params": initialize_params(crate::LATEST)}));
     let (initialize, discover) = tokio::join!(
         request(
@@ -55,11 +64,12 @@ pub async fn start(spawner: &Spawner) -> Result<Startup, String> {
         request(&mut modern, discover_request()),
     );
     let blocked = legacy
-        .blocked
-        .or(modern.blocked)
+        .blocked()
+        .or(modern.blocked())
         .filter(|_| initialize.is_err() && discover.is_err());
     if initialize.is_err() && discover.is_err() && blocked.is_none() {
-        return Err(nothing_to_test(&legacy, &modern, &initialize, &discover).await);
+        let why = nothing_to_test(&legacy, &modern, &initialize, &discover).await;
+        return Err(StartError::NothingAnswered(why));
     }
     let legacy_ok = initialize
         .as_ref()
@@ -74,8 +84,10 @@ pub async fn start(spawner: &Spawner) -> Result<Startup, String> {
     let evidence = trace.take();
     era.transcript = evidence.transcript;
     era.stderr = evidence.stderr;
-    legacy.pending_initialized = legacy_ok;
-    modern.meta = Some(modern_meta(modern::VERSION));
+    if legacy_ok {
+        legacy.defer_initialized();
+    }
+    modern.go_modern();
     Ok(Startup {
         era,
         legacy: legacy_ok.then_some(legacy),
@@ -84,7 +96,7 @@ pub async fn start(spawner: &Spawner) -> Result<Startup, String> {
 }
 
 /// Sends `msg` with a fresh id and waits for its reply (the start budget applies).
-async fn request(probe: &mut Probe, mut msg: Value) -> Result<Value, String> {
+async fn request(probe: &mut Probe, mut msg: Value) -> Result<Value, ProbeError> {
     let id = json!(probe.id());
     msg["id"] = id.clone();
     probe.send(&msg).await?;
@@ -93,9 +105,9 @@ async fn request(probe: &mut Probe, mut msg: Value) -> Result<Value, String> {
 
 /// Why a blocked start-up could not be read, from the probe that met it.
 fn blocked_reason(legacy: &Probe, modern: &Probe, kind: Kind) -> String {
-    let which = if legacy.blocked == Some(kind) {
+    let which = if legacy.blocked() == Some(kind) {
         "initialize"
-    } else if modern.blocked == Some(kind) {
+    } else if modern.blocked() == Some(kind) {
         "server/discover"
     } else {
         "the start-up requests"
@@ -103,7 +115,7 @@ fn blocked_reason(legacy: &Probe, modern: &Probe, kind: Kind) -> String {
     format!(
         "the reply to {which} could not be read ({}): every check is blocked by {}",
         kind.rule(),
-        kind.owner()
+        kind.owner().map_or("its owner", CheckId::as_str)
     )
 }
 
@@ -111,13 +123,13 @@ fn blocked_reason(legacy: &Probe, modern: &Probe, kind: Kind) -> String {
 async fn nothing_to_test(
     legacy: &Probe,
     modern: &Probe,
-    initialize: &Result<Value, String>,
-    discover: &Result<Value, String>,
+    initialize: &Result<Value, ProbeError>,
+    discover: &Result<Value, ProbeError>,
 ) -> String {
     let status = legacy
         .wait_exit(Duration::from_millis(300))
         .await
-        .or(modern.conn().exit_status());
+        .or(modern.exit_status());
     let mut text = match status {
         Some(status) => format!(
             "the server exited before answering initialize (it {})",
@@ -132,23 +144,20 @@ async fn nothing_to_test(
     // Anything but running out of time or a process that ended is worth saying.
     for (what, result) in [("initialize", initialize), ("server/discover", discover)] {
         if let (Err(e), None) = (result, status) {
-            if !e.starts_with("no response to id") {
+            if !matches!(e, ProbeError::Timeout { .. } | ProbeError::Overtaken { .. }) {
                 text.push_str(&format!("; {what}: {e}"));
             }
         }
     }
     if status.is_none() {
-        let lines = legacy.garbage_total + legacy.received_total;
+        let lines = legacy.inbox().garbage_total() + legacy.inbox().received_total();
         if lines == 0 {
             text.push_str(". stdout: nothing");
         } else {
             let sample: Vec<String> = legacy
-                .conn()
-                .transcript()
+                .first_lines(STDOUT_SHOWN)
                 .iter()
-                .filter(|e| e.direction == Direction::Receive)
-                .take(STDOUT_SHOWN)
-                .map(|e| format!("{:?}", e.text))
+                .map(|line| format!("{line:?}"))
                 .collect();
             text.push_str(&format!(
                 ". stdout: {lines} line(s), none a JSON-RPC reply; the first: {}",

@@ -13,7 +13,51 @@ use std::sync::Arc;
 use mcp_client::ServerCommand;
 use serde::Deserialize;
 
+use crate::transport::http::{parse_header, HeaderError};
 use crate::transport::Endpoint;
+
+/// Why the targets cannot be made: no bundled server, or a host config that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("cannot locate this executable: {0}")]
+    NoExe(std::io::Error),
+    #[error(
+        "no target given and the bundled mcp-echo-server is not beside {}; build it with \
+         `cargo build -p mcp-echo-server` (or `cargo install --path server`), or name a server: \
+         mcp-conformance -- <command> [args...]",
+        .0.display()
+    )]
+    NoBundled(PathBuf),
+    #[error("cannot read config file {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{} is not an MCP host config ({{\"mcpServers\": {{NAME: {{\"command\", \"args\", \"env\"}}}}}}): {source}",
+        .path.display()
+    )]
+    NotAConfig {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("no server named {name:?} in {}; it declares: {declared}", .path.display())]
+    NoSuchServer {
+        name: String,
+        path: PathBuf,
+        declared: String,
+    },
+    #[error("server {name:?} in {} is an HTTP server with no \"url\"", .path.display())]
+    NoUrl { name: String, path: PathBuf },
+    #[error("server {name:?} in {}: {source}", .path.display())]
+    Header {
+        name: String,
+        path: PathBuf,
+        source: HeaderError,
+    },
+    #[error("server {name:?} in {} has no \"command\"", .path.display())]
+    NoCommand { name: String, path: PathBuf },
+}
 
 /// One server under test: how to start it, and what the harness knows of it.
 #[derive(Debug, Clone)]
@@ -164,21 +208,17 @@ pub fn command_label(program: &str, args: &[String]) -> String {
 
 /// The bundled `mcp-echo-server`: beside this executable (installed together, or in the same
 /// `target/<profile>` directory), or one directory up (a test binary in `target/<profile>/deps`).
-pub fn bundled_server() -> Result<Target, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot locate this executable: {e}"))?;
+pub fn bundled_server() -> Result<Target, TargetError> {
+    let exe = std::env::current_exe().map_err(TargetError::NoExe)?;
     let dir = exe.parent().unwrap_or(Path::new("."));
     let candidates = [
         dir.join("mcp-echo-server"),
         dir.join("..").join("mcp-echo-server"),
     ];
-    let found = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
-        format!(
-            "no target given and the bundled mcp-echo-server is not beside {}; build it with \
-             `cargo build -p mcp-echo-server` (or `cargo install --path server`), or name a server: \
-             mcp-conformance -- <command> [args...]",
-            exe.display()
-        )
-    })?;
+    let found = candidates
+        .iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| TargetError::NoBundled(exe.clone()))?;
     let mut target = Target::new("mcp-echo-server", ServerCommand::new(found));
     target.bundled = true;
     Ok(target)
@@ -209,23 +249,24 @@ struct ConfigEntry {
 }
 
 /// Reads the stdio servers of a host config file; `only` picks one by name.
-pub fn from_config(path: &Path, only: Option<&str>) -> Result<Vec<Target>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read config file {}: {e}", path.display()))?;
-    let file: ConfigFile = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{} is not an MCP host config ({{\"mcpServers\": {{NAME: {{\"command\", \"args\", \"env\"}}}}}}): {e}",
-            path.display()
-        )
+pub fn from_config(path: &Path, only: Option<&str>) -> Result<Vec<Target>, TargetError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TargetError::Read {
+        path: path.to_owned(),
+        source,
     })?;
+    let file: ConfigFile =
+        serde_json::from_str(&text).map_err(|source| TargetError::NotAConfig {
+            path: path.to_owned(),
+            source,
+        })?;
     if let Some(name) = only {
         if !file.mcp_servers.contains_key(name) {
             let names: Vec<&str> = file.mcp_servers.keys().map(String::as_str).collect();
-            return Err(format!(
-                "no server named {name:?} in {}; it declares: {}",
-                path.display(),
-                names.join(", ")
-            ));
+            return Err(TargetError::NoSuchServer {
+                name: name.to_owned(),
+                path: path.to_owned(),
+                declared: names.join(", "),
+            });
         }
     }
     let mut targets = Vec::new();
@@ -253,24 +294,29 @@ pub fn from_config(path: &Path, only: Option<&str>) -> Result<Vec<Target>, Strin
             ));
         } else if http {
             let Some(url) = entry.url.as_deref().map(expand) else {
-                return Err(format!(
-                    "server {name:?} in {} is an HTTP server with no \"url\"",
-                    path.display()
-                ));
+                return Err(TargetError::NoUrl {
+                    name,
+                    path: path.to_owned(),
+                });
             };
             let mut endpoint = Endpoint::new(url);
             for (k, v) in &entry.headers {
-                let (k, v) = crate::transport::http::parse_header(&format!("{k}:{}", expand(v)))
-                    .map_err(|e| format!("server {name:?} in {}: {e}", path.display()))?;
+                let (k, v) = parse_header(&format!("{k}:{}", expand(v))).map_err(|source| {
+                    TargetError::Header {
+                        name: name.clone(),
+                        path: path.to_owned(),
+                        source,
+                    }
+                })?;
                 endpoint.headers.push((k, v));
             }
             target = Target::new(name.clone(), ServerCommand::new(""));
             target.http = Some(Arc::new(endpoint));
         } else if entry.command.is_none() {
-            return Err(format!(
-                "server {name:?} in {} has no \"command\"",
-                path.display()
-            ));
+            return Err(TargetError::NoCommand {
+                name,
+                path: path.to_owned(),
+            });
         }
         targets.push(target);
     }
@@ -305,11 +351,16 @@ pub fn expand(s: &str) -> String {
     out
 }
 
+/// An `--env` that is not `KEY=VALUE`: what was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--env expects KEY=VALUE, got {0:?}")]
+pub struct EnvError(String);
+
 /// Parses `K=V` for `--env`.
-pub fn parse_env(kv: &str) -> Result<(String, String), String> {
+pub fn parse_env(kv: &str) -> Result<(String, String), EnvError> {
     match kv.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
-        _ => Err(format!("--env expects KEY=VALUE, got {kv:?}")),
+        _ => Err(EnvError(kv.to_owned())),
     }
 }
 
@@ -393,9 +444,13 @@ mod tests {
         assert_eq!(from_config(&path, Some("bare")).unwrap().len(), 1);
         assert!(from_config(&path, Some("nope"))
             .unwrap_err()
+            .to_string()
             .contains("echo"));
         std::fs::write(&path, "{}").unwrap();
-        assert!(from_config(&path, None).unwrap_err().contains("mcpServers"));
+        assert!(from_config(&path, None)
+            .unwrap_err()
+            .to_string()
+            .contains("mcpServers"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use mcp_conformance::{Level, Session, Transport};
+use mcp_conformance::{Level, RunsIn, Transport};
 
 const INTRO: &str = "\
 # The checks of `mcp-conformance`
@@ -46,11 +46,11 @@ fn session(info: &mcp_conformance::CheckInfo) -> String {
     if info.transport == Transport::Http {
         return "HTTP requests of its own".to_owned();
     }
-    let mut text = match info.session {
-        Session::Startup => "start-up",
-        Session::Legacy => "legacy session",
-        Session::Modern => "modern session",
-        Session::Own => "own process",
+    let mut text = match info.runs_in {
+        RunsIn::Startup => "start-up",
+        RunsIn::Legacy => "legacy session",
+        RunsIn::Modern => "modern session",
+        RunsIn::Own => "own process",
     }
     .to_owned();
     if info.runs_first {

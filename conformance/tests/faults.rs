@@ -265,7 +265,7 @@ fn a_server_flooding_garbage_lines_is_reported_with_a_sample_in_bounded_memory()
     );
 }
 
-/// Long garbage lines (4000 bytes each): the same bound. `mcp_client::RawConnection` keeps a
+/// Long garbage lines (4000 bytes each): the same bound. The stdio connection (`StdioConn`) keeps a
 /// transcript bounded by bytes (its start and its end); before that it kept up to 20 000
 /// entries of 4 KiB each per server process and peaked at 265 MiB here.
 #[test]

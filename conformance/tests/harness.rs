@@ -288,6 +288,116 @@ fn bug_crash_after_n_requests_fails_the_run_without_hanging() {
     );
 }
 
+/// The checks judged from the handshake's replies, from what comes before it, or from how the
+/// server ends: the only ones that may pass against a server that stops right after
+/// `initialize`.
+const NEED_NO_REPLY_AFTER_THE_HANDSHAKE: &[&str] = &[
+    // The start-up's initialize (and what the whole run read).
+    "era.detect",
+    "lifecycle.initialize-result",
+    "framing.replies-in-kind",
+    "framing.no-embedded-newlines",
+    // initialize offering each version, each in a fresh process.
+    "lifecycle.version-negotiation",
+    "lifecycle.version-unknown",
+    "lifecycle.version-unknown-latest",
+    // Before initialize, or initialize alone.
+    "lifecycle.ping-before-initialize",
+    "lifecycle.requests-before-initialize",
+    "echo.gating-before-initialize",
+    "echo.initialize-params-required",
+    // How it ends once stdin closes, and what it wrote to stderr.
+    "framing.eof-exit",
+    "framing.stderr-volume",
+    "echo.eof-exit-code",
+];
+
+/// Every built-in check (the echo profile runs them all; the `http.*` ones are N/A over stdio)
+/// against a server that answers `initialize` and then nothing, and against one that exits
+/// right after answering it: no check that needs a reply after the handshake passes. Against
+/// the silent one, the first check that failed on it owns the root cause and the checks that
+/// would have waited are blocked by it; so that each of those meets the silence itself, each
+/// then runs alone (`--only`), where nothing blocks it.
+#[test]
+fn no_check_that_needs_a_reply_after_the_handshake_passes_against_a_server_that_stops() {
+    let builtin: BTreeSet<String> = mcp_conformance::builtin()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.info.id)
+        .collect();
+    let stops = Fixture::bug("silent-after-initialize");
+    let exits = Fixture::bug("crash-after-n").arg("--crash-after").arg("1");
+    for (what, fixture) in [("stops answering", stops), ("exits", exits)] {
+        let options = ["--profile", "echo", "--timeout", "1", "--jobs", "4"];
+        let (run, report) = check(&options, &fixture.command());
+        assert_exit(&run, 1);
+        let ran: BTreeSet<String> = checks(&report, 0)
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            ran,
+            builtin,
+            "every built-in check is reported\n{}",
+            run.context()
+        );
+        let passed: Vec<&str> = with_status(&report, "PASS")
+            .into_iter()
+            .filter(|id| !NEED_NO_REPLY_AFTER_THE_HANDSHAKE.contains(id))
+            .collect();
+        assert!(
+            passed.is_empty(),
+            "against a server that {what} right after initialize these passed: {passed:?}\n{}",
+            run.context()
+        );
+        // What it did answer was judged.
+        assert_status(&run, &report, &["lifecycle.initialize-result"], "PASS");
+    }
+    let (run, report) = check(
+        &["--profile", "echo", "--timeout", "1"],
+        &Fixture::bug("silent-after-initialize").command(),
+    );
+    let findings = report["targets"][0]["findings"].as_array().unwrap();
+    let stop = findings
+        .iter()
+        .find(|f| f["kind"] == "stops-answering")
+        .unwrap_or_else(|| panic!("no stops-answering root cause\n{}", run.context()));
+    let owner = stop["owner"].as_str().unwrap();
+    assert_eq!(find(&report, owner)["status"], "FAIL", "{}", run.context());
+    let blocked = with_status(&report, "BLOCKED");
+    assert!(blocked.len() > 20, "{blocked:?}\n{}", run.context());
+    for id in &blocked {
+        let c = find(&report, id);
+        assert_eq!(c["blockedBy"], owner, "{id}\n{}", run.context());
+        assert!(
+            c["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("not run: the server stopped answering twice"),
+            "{c}"
+        );
+    }
+    // Each blocked check alone, four runs at a time.
+    let silent = Fixture::bug("silent-after-initialize").command();
+    for batch in blocked.chunks(4) {
+        std::thread::scope(|scope| {
+            let runs: Vec<_> = batch
+                .iter()
+                .map(|id| {
+                    let silent = &silent;
+                    let options = ["--profile", "echo", "--timeout", "1", "--only", id];
+                    scope.spawn(move || (*id, check(&options, silent)))
+                })
+                .collect();
+            for handle in runs {
+                let (id, (run, report)) = handle.join().unwrap();
+                let status = &find(&report, id)["status"];
+                assert_ne!(status, "PASS", "{id} alone\n{}", run.context());
+            }
+        });
+    }
+}
+
 /// Requests pending when stdin closes are lost: nothing the spec forbids (an observation under
 /// the generic profile), but our own README promises otherwise (a MUST under echo).
 #[test]

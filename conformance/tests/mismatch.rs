@@ -210,9 +210,10 @@ fn replies_without_ids_block_every_check_but_their_owner() {
 }
 
 /// A server that answers only the first of several messages it reads at once: the shared
-/// session times out, is replaced, times out again, and the checks left in it are blocked by
-/// the first check that timed out instead of each waiting out its timeout. Several requests in
-/// one write, which runs early in the session, names the defect.
+/// session times out, is replaced, times out again, and the checks left that would wait for a
+/// reply (in the session or in processes of their own) are blocked by the first check that
+/// failed on a timeout instead of each waiting out its timeout. Several requests in one write,
+/// which runs early in the session, names the defect.
 #[test]
 fn a_server_that_loses_requests_written_together_is_named_without_waiting_out_every_check() {
     let (run, report) = check(&["--timeout", "1"], &Fixture::bug("lose-burst").command());

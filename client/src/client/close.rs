@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use super::lock::lock;
 use super::shared::Shared;
 use crate::error::{CloseCause, ClosedReason};
 use crate::state::Phase;
@@ -62,7 +61,7 @@ impl Shared {
             stderr_tail,
         };
         tracing::debug!("MCP connection closed: {reason}");
-        *lock(&self.phase) = Phase::Closed;
+        *self.phase.lock() = Phase::Closed;
         self.closed.send_if_modified(|slot| {
             if slot.is_none() {
                 *slot = Some(reason);
@@ -80,7 +79,7 @@ impl Shared {
     pub(super) async fn shutdown(&self) -> CloseReport {
         let started = Instant::now();
         self.close_requested.store(true, Ordering::SeqCst);
-        *lock(&self.phase) = Phase::Closed;
+        *self.phase.lock() = Phase::Closed;
         self.stop_writer.cancel();
         let grace = self.options.close_grace;
         let (step, status) = match &self.process {

@@ -4,7 +4,6 @@
 use mcp_protocol::mcp::{methods, modern, InitializeResult, ProtocolVersion};
 use serde_json::json;
 
-use super::lock::lock;
 use super::requests::decode;
 use super::Client;
 use crate::era::{self, Connected, DiscoverResult, Era, EraChoice, ProbeError};
@@ -63,7 +62,7 @@ impl Client {
             return Err(e);
         };
         tracing::debug!(%version, "legacy era: initialize answered");
-        *lock(&self.shared.connected) = Some(Connected::Legacy(result.clone()));
+        *self.shared.connected.lock() = Some(Connected::Legacy(result.clone()));
         self.shared.set_phase_unless_closed(Phase::Initialized);
         Ok(result)
     }
@@ -235,7 +234,7 @@ impl Client {
                 protocol_version: chosen.to_owned(),
                 discover,
             };
-            *lock(&self.shared.connected) = Some(connected.clone());
+            *self.shared.connected.lock() = Some(connected.clone());
             if !self.shared.set_phase_if(Phase::Probing, Phase::Ready) {
                 return Err(self.shared.closed_error());
             }

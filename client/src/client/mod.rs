@@ -19,11 +19,12 @@
 //! `lock.rs`.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::Stream;
 use mcp_protocol::mcp::{InitializeResult, ProtocolVersion};
 use mcp_protocol::{Notification, Outgoing, StdioCodec};
+use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch, OnceCell};
 use tokio_util::codec::{FramedRead, FramedWrite};
@@ -33,7 +34,6 @@ mod close;
 mod handshake;
 mod http;
 mod inbound;
-mod lock;
 mod pending;
 mod requests;
 mod shared;
@@ -42,7 +42,6 @@ mod tasks;
 pub use self::close::{CloseReport, CloseStep};
 pub use self::http::HttpTarget;
 
-use self::lock::lock;
 use self::pending::Pending;
 use self::shared::Shared;
 use crate::command::ServerCommand;
@@ -186,24 +185,28 @@ impl Client {
     /// The era of the connection, once `connect()` (or `initialize()`) determined it. Cached
     /// for the connection's lifetime: the era is a property of the server process.
     pub fn era(&self) -> Option<Era> {
-        lock(&self.shared.connected).as_ref().map(Connected::era)
+        self.shared.connected.lock().as_ref().map(Connected::era)
     }
 
     /// What the handshake (legacy) or the probe (modern) established.
     pub fn connected(&self) -> Option<Connected> {
-        lock(&self.shared.connected).clone()
+        self.shared.connected.lock().clone()
     }
 
     /// The `initialize` result (legacy era), once the handshake got that far.
     pub fn initialize_result(&self) -> Option<InitializeResult> {
-        lock(&self.shared.connected)
+        self.shared
+            .connected
+            .lock()
             .as_ref()
             .and_then(|c| c.initialize_result().cloned())
     }
 
     /// The `server/discover` result (modern era).
     pub fn discover_result(&self) -> Option<DiscoverResult> {
-        lock(&self.shared.connected)
+        self.shared
+            .connected
+            .lock()
             .as_ref()
             .and_then(|c| c.discover_result().cloned())
     }
@@ -211,14 +214,18 @@ impl Client {
     /// The protocol version in use, in either era: the one `initialize` negotiated (legacy) or
     /// the one every request declares in `_meta` (modern).
     pub fn protocol_version(&self) -> Option<String> {
-        lock(&self.shared.connected)
+        self.shared
+            .connected
+            .lock()
             .as_ref()
             .map(|c| c.protocol_version().to_owned())
     }
 
     /// The negotiated legacy version, typed (legacy era only).
     pub fn legacy_protocol_version(&self) -> Option<ProtocolVersion> {
-        lock(&self.shared.connected)
+        self.shared
+            .connected
+            .lock()
             .as_ref()
             .and_then(|c| c.initialize_result())
             .and_then(|init| ProtocolVersion::parse(&init.protocol_version))

@@ -3,12 +3,11 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Mutex;
 
 use mcp_protocol::{RequestId, Response};
+use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
-use super::lock::lock;
 use crate::error::ClientError;
 
 /// What a waiting caller receives: the server's reply, or why the transport could not get one
@@ -33,7 +32,7 @@ impl Pending {
     pub(super) fn open(&self) -> (RequestId, oneshot::Receiver<Reply>) {
         let id = RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
-        lock(&self.waiters).insert(id.clone(), tx);
+        self.waiters.lock().insert(id.clone(), tx);
         (id, rx)
     }
 
@@ -44,7 +43,7 @@ impl Pending {
 
     /// The waiter for `id`, taken out of the map; `None` for an id nobody waits for.
     pub(super) fn take(&self, id: &RequestId) -> Option<oneshot::Sender<Reply>> {
-        lock(&self.waiters).remove(id)
+        self.waiters.lock().remove(id)
     }
 
     /// Fails the caller waiting for `id`, if one still is; false if none was.
@@ -57,7 +56,7 @@ impl Pending {
 
     /// Drops every waiter: each waiting caller wakes to a closed channel.
     pub(super) fn clear(&self) {
-        lock(&self.waiters).clear();
+        self.waiters.lock().clear();
     }
 }
 

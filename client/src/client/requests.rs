@@ -7,7 +7,6 @@ use mcp_protocol::mcp::{methods, CallToolResult, ListToolsResult, Tool};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use super::lock::lock;
 use super::Client;
 use crate::era::{self, Connected};
 use crate::error::ClientError;
@@ -104,7 +103,7 @@ impl Client {
         timeout: Duration,
     ) -> Result<Value, ClientError> {
         self.shared.require_ready(method)?;
-        let modern_version = match lock(&self.shared.connected).as_ref() {
+        let modern_version = match self.shared.connected.lock().as_ref() {
             Some(Connected::Modern {
                 protocol_version, ..
             }) => Some(protocol_version.clone()),

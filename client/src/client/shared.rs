@@ -4,16 +4,16 @@
 //! here too.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_protocol::mcp::methods;
 use mcp_protocol::{Message, Notification, Outgoing, Request};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::lock::lock;
 use super::pending::Pending;
 use crate::era::Connected;
 use crate::error::{ClientError, CloseCause, ClosedReason};
@@ -45,11 +45,11 @@ pub(super) struct Shared {
 
 impl Shared {
     pub(super) fn phase(&self) -> Phase {
-        *lock(&self.phase)
+        *self.phase.lock()
     }
 
     pub(super) fn set_phase_unless_closed(&self, next: Phase) {
-        let mut phase = lock(&self.phase);
+        let mut phase = self.phase.lock();
         if *phase != Phase::Closed {
             *phase = next;
         }
@@ -58,7 +58,7 @@ impl Shared {
     /// Moves from `from` to `next`; false (and no change) if the phase is not `from` (closed
     /// meanwhile).
     pub(super) fn set_phase_if(&self, from: Phase, next: Phase) -> bool {
-        let mut phase = lock(&self.phase);
+        let mut phase = self.phase.lock();
         if *phase == from {
             *phase = next;
             true
@@ -74,7 +74,7 @@ impl Shared {
         operation: &str,
         hint: &'static str,
     ) -> Result<(), ClientError> {
-        let mut phase = lock(&self.phase);
+        let mut phase = self.phase.lock();
         match *phase {
             Phase::New => {
                 *phase = next;
@@ -107,7 +107,7 @@ impl Shared {
         if let Some(reason) = self.closed.borrow().clone() {
             return ClientError::Closed(reason);
         }
-        let cause = match lock(&self.write_error).clone() {
+        let cause = match self.write_error.lock().clone() {
             Some(e) => CloseCause::WriteFailed(e),
             None => CloseCause::ClientClosed,
         };

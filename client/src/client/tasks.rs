@@ -11,7 +11,6 @@ use tokio_util::codec::{FramedRead, FramedWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::close::EXIT_DRAIN;
-use super::lock::lock;
 use super::shared::Shared;
 use crate::error::CloseCause;
 use crate::options::FrameDirection;
@@ -76,7 +75,7 @@ pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
         } {
             // The server closed its stdin (or died); the reader will see the rest.
             tracing::debug!("writing to the server failed: {e}");
-            *lock(&shared.write_error) = Some(e.to_string());
+            *shared.write_error.lock() = Some(e.to_string());
             // A request that was not written will never be answered: end the connection so
             // every waiting caller hears why now, not at its timeout.
             shared.finish(CloseCause::WriteFailed(e.to_string())).await;

@@ -11,29 +11,35 @@ use serde_json::{json, Value};
 
 use super::step;
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::{Ctx, ShortSession, SHORT_SESSION};
+use crate::ids;
 use crate::pattern::{describe, short};
-use crate::probe::{describe_exit, is_response, Got};
-use crate::session::Ctx;
+use crate::probe::{describe_exit, is_response, Got, ProbeError};
 
 /// How long a server may take to exit once its stdin is closed (or on SIGTERM): the harness's
 /// reading of "promptly".
 const EXIT_WITHIN: Duration = Duration::from_secs(2);
 
 pub fn checks() -> Vec<Check> {
+    [stdout(), requests(), process()].concat()
+}
+
+/// What the server writes to stdout, and how it frames it.
+fn stdout() -> Vec<Check> {
     vec![
         Check::code(
-            "framing.stdout-only-frames",
+            ids::FRAMING_STDOUT_ONLY_FRAMES,
             Level::Must,
             "stdout holds nothing but valid JSON-RPC messages for a whole session, to its end",
             "basic/transports.mdx, stdio",
             |ctx| stdout_only_frames(ctx).boxed(),
         )
         .quote("The server MUST NOT write anything to its stdout that is not a valid MCP message.")
-        .shares(SHORT_SESSION)
+        .shares(SHORT_SESSION.name)
         .runs_first(),
         Check::code(
-            "framing.replies-in-kind",
+            ids::FRAMING_REPLIES_IN_KIND,
             Level::Must,
             "replies come in the framing of the requests: newline-delimited JSON (with --framing content-length, Content-Length frames)",
             "basic/transports.mdx, stdio",
@@ -41,18 +47,24 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines. / The server MUST NOT write anything to its stdout that is not a valid MCP message.")
         .because("a Content-Length header line is not a message; with --framing content-length, neither is a bare JSON line")
-        .session(Session::Startup),
+        .runs_in(RunsIn::Startup),
         Check::code(
-            "framing.no-embedded-newlines",
+            ids::FRAMING_NO_EMBEDDED_NEWLINES,
             Level::Must,
             "each message the server writes is on one line (no pretty-printed JSON)",
             "basic/transports.mdx, stdio",
             |ctx| in_kind(ctx).boxed(),
         )
         .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines.")
-        .session(Session::Startup),
+        .runs_in(RunsIn::Startup),
+    ]
+}
+
+/// How requests may arrive: a byte at a time, several in one write, with CRLF, multi-byte UTF-8, 1 MiB.
+fn requests() -> Vec<Check> {
+    vec![
         Check::code(
-            "framing.byte-at-a-time",
+            ids::FRAMING_BYTE_AT_A_TIME,
             Level::Must,
             "a request written one byte at a time is answered",
             "basic/transports.mdx, stdio; JSON-RPC 2.0 §5",
@@ -60,9 +72,9 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. (JSON-RPC 2.0 §5)")
         .because("the newline ends a message, not a write: a request written byte by byte is one request")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
-            "framing.several-in-one-write",
+            ids::FRAMING_SEVERAL_IN_ONE_WRITE,
             Level::Must,
             "several requests in one write are all answered",
             "basic/transports.mdx, stdio; JSON-RPC 2.0 §5",
@@ -70,10 +82,10 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. (JSON-RPC 2.0 §5)")
         .because("several requests in one write are still each a request")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .runs_first(),
         Check::code(
-            "framing.crlf",
+            ids::FRAMING_CRLF,
             Level::Info,
             "what requests ending in \\r\\n get (newline-delimited framing)",
             "basic/transports.mdx, stdio; go-sdk #664 (CRLF from Windows peers)",
@@ -81,29 +93,35 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Messages are delimited by newlines, and MUST NOT contain embedded newlines.")
         .because("silent on a carriage return before the newline")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .echo_level(Level::Must),
         Check::code(
-            "framing.utf8",
+            ids::FRAMING_UTF8,
             Level::Must,
             "multi-byte UTF-8 in requests and replies keeps the stream in step",
             "basic/transports.mdx (introduction, 2025-03-26 on)",
             |ctx| utf8(ctx).boxed(),
         )
         .quote("JSON-RPC messages MUST be UTF-8 encoded.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
-            "framing.large-message",
+            ids::FRAMING_LARGE_MESSAGE,
             Level::Info,
             "what a 1 MiB request gets",
             "basic/transports.mdx, stdio (no size limit is set; hosts send large tool inputs)",
             |ctx| large_message(ctx).boxed(),
         )
         .because("no size limit is set")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .echo_level(Level::Must),
+    ]
+}
+
+/// The process: stdin closing, SIGTERM, stderr; and the echo profile's round trips.
+fn process() -> Vec<Check> {
+    vec![
         Check::code(
-            "framing.eof-no-data-loss",
+            ids::FRAMING_EOF_NO_DATA_LOSS,
             Level::Info,
             "how many of 100 requests written just before stdin closes are answered",
             "basic/lifecycle.mdx, Shutdown; 2026-07-28 basic/transports/stdio.mdx, Shutdown",
@@ -112,10 +130,10 @@ pub fn checks() -> Vec<Check> {
         .quote("For the stdio transport, the client SHOULD initiate shutdown by: 1. First, closing the input stream to the child process (the server)")
         .because("closing stdin ends the connection: nothing says requests still pending must be answered")
         .echo_level(Level::Must)
-        .shares(SHORT_SESSION)
+        .shares(SHORT_SESSION.name)
         .runs_first(),
         Check::code(
-            "framing.eof-exit",
+            ids::FRAMING_EOF_EXIT,
             Level::Should,
             "the server exits within 2 s of stdin closing and its last reply (for a server that speaks only legacy revisions, which say nothing of it, an observation)",
             "2026-07-28 basic/transports/stdio.mdx, Shutdown",
@@ -124,10 +142,10 @@ pub fn checks() -> Vec<Check> {
         .quote("Servers SHOULD exit promptly when their standard input is closed or reads return end-of-file.")
         .because("2026-07-28 only: for a server that speaks only legacy revisions, an observation")
         .echo_level(Level::Must)
-        .shares(SHORT_SESSION)
+        .shares(SHORT_SESSION.name)
         .runs_first(),
         Check::code(
-            "framing.sigterm-exit",
+            ids::FRAMING_SIGTERM_EXIT,
             Level::Info,
             "how soon the server exits on SIGTERM",
             "basic/lifecycle.mdx, Shutdown",
@@ -135,11 +153,11 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Waiting for the server to exit, or sending SIGTERM if the server does not exit within a reasonable time")
         .because("the client's steps: nothing binds the server")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .ends_session()
         .echo_level(Level::Must),
         Check::code(
-            "framing.stderr-volume",
+            ids::FRAMING_STDERR_VOLUME,
             Level::Info,
             "how much the server writes to stderr in a short session",
             "basic/transports.mdx, stdio",
@@ -147,16 +165,16 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("The server MAY write UTF-8 strings to its standard error (stderr) for any logging purposes including informational, debug, and error messages.")
         .because("reported, not judged")
-        .shares(SHORT_SESSION)
+        .shares(SHORT_SESSION.name)
         .runs_first(),
         Check::code(
-            "echo.round-trips",
+            ids::ECHO_ROUND_TRIPS,
             Level::Must,
             "echo returns empty, unicode, newline-containing and 1 MiB texts verbatim",
             "docs/server.md, The echo tool",
             |ctx| echo_round_trips(ctx).boxed(),
         )
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .echo_only(),
     ]
 }
@@ -164,41 +182,23 @@ pub fn checks() -> Vec<Check> {
 /// Judged from the whole run: a mismatch of this kind anywhere fails it (the runner gives the
 /// finding, with its frames, to the check that owns it); on its own it shows the start-up.
 async fn in_kind(ctx: &Ctx) -> Outcome {
-    if let Some(era) = &ctx.era {
-        ctx.trace.absorb(&era.evidence());
-    }
+    ctx.trace().absorb(&ctx.era().evidence());
     Outcome::pass("every reply of the run was read as sent")
 }
 
-/// The name of the short session's observation.
-const SHORT_SESSION: &str = "a short session";
-
-/// A short session in a process of its own, observed once: from its start, a handshake, a few
-/// requests, then 100 pings written at once and stdin closed, and stdout read to its end.
-#[derive(Debug)]
-struct ShortSession {
-    /// What was on stdout that is not a JSON-RPC message, and how many in all.
-    not_messages: Vec<String>,
-    not_messages_total: usize,
-    frames: usize,
-    /// The ids of the requests written just before stdin closed that were answered.
-    answered: BTreeSet<i64>,
-    /// How the process ended after stdin closed and its last reply, and how long after.
-    exit: Option<(Duration, String)>,
-    /// (bytes, lines) written to stderr.
-    stderr: (u64, u64),
-}
-
-async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, String>> {
-    ctx.observe(SHORT_SESSION, |ctx| async move {
+async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, ProbeError>> {
+    ctx.observe(&SHORT_SESSION, |ctx| async move {
         // The process version negotiation asked 1999-01-01 in, if the server answered it: what
         // it wrote since it started counts (a banner comes before the initialize reply).
         let (mut p, _) = ctx.after_initialize("1999-01-01").await?;
         p.notify("notifications/initialized", None).await?;
-        p.exercise().await;
-        let _ = p.until_barrier().await;
+        // Served: each request got a reply, and a ping after them too.
+        let served = match p.exercise().await {
+            Ok(()) => p.until_barrier().await.map(drop),
+            Err(e) => Err(e),
+        };
         // The replies are other checks' to judge; these judge stdout, stderr and the end.
-        ctx.trace.clear_blocked();
+        ctx.trace().clear_blocked();
         // Requests written at once, then stdin closed: enough that a server which drops what
         // is pending at EOF cannot finish them by luck.
         let mut burst = Vec::new();
@@ -211,7 +211,7 @@ async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, String>> {
         let mut answered = BTreeSet::new();
         let mut settled = Instant::now();
         // Its replies, and whatever else comes until stdout closes.
-        let deadline = tokio::time::Instant::now() + p.wait;
+        let deadline = tokio::time::Instant::now() + p.wait();
         loop {
             match p.next_until(deadline).await {
                 Got::Json(v) if is_response(&v) => {
@@ -228,22 +228,23 @@ async fn short_session(ctx: &Ctx) -> Arc<Result<ShortSession, String>> {
             .wait_exit(EXIT_WITHIN.saturating_sub(settled.elapsed()))
             .await
             .map(|status| (settled.elapsed(), describe_exit(status)));
-        let _ = p.conn().stderr(Duration::from_millis(300)).await;
-        let mut not_messages: Vec<String> = p.garbage.clone();
-        let odd = p.received.iter().filter(|v| {
+        let stderr = p.stderr_volume().await;
+        let mut not_messages: Vec<String> = p.inbox().garbage().to_vec();
+        let odd = p.inbox().received().iter().filter(|v| {
             !(v.is_object() || v.is_array())
                 || v.get("jsonrpc") != Some(&json!("2.0")) && !v.is_array()
         });
         let odd: Vec<String> = odd.map(short).collect();
-        let total = p.garbage_total + odd.len();
+        let total = p.inbox().garbage_total() + odd.len();
         not_messages.extend(odd);
         Ok(ShortSession {
+            served,
             not_messages,
             not_messages_total: total,
-            frames: p.received_total,
+            frames: p.inbox().received_total(),
             answered,
             exit,
-            stderr: p.conn().stderr_volume(),
+            stderr,
         })
     })
     .await
@@ -256,6 +257,11 @@ async fn stdout_only_frames(ctx: &Ctx) -> Outcome {
         "a session"
     );
     if s.not_messages.is_empty() {
+        // A server that stopped answering wrote nothing wrong, and nothing much at all: its
+        // stdout says nothing of what it writes in a session.
+        if let Err(e) = &s.served {
+            return Outcome::fail("a session whose requests are answered, to judge stdout", e);
+        }
         return Outcome::pass(format!("{} frames, all JSON-RPC", s.frames));
     }
     // A flood is summarized: the first few, and how many in all.
@@ -284,7 +290,7 @@ async fn eof_exit(ctx: &Ctx) -> Outcome {
     };
     // The legacy revisions ask nothing of a server here: for one that speaks only those, what
     // it did is an observation, whichever way it went.
-    let legacy_only = ctx.era.as_ref().is_some_and(|e| !e.modern);
+    let legacy_only = !ctx.era().modern;
     match outcome {
         Outcome::Fail { actual, .. } | Outcome::Pass(actual) if legacy_only => Outcome::Observed(
             format!("{actual} (the legacy revisions it speaks ask nothing of it here)"),

@@ -11,10 +11,11 @@ use serde_json::{json, Value};
 
 use super::step;
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::{Ctx, Malformed, Unjudged, MALFORMED};
+use crate::ids::{self, CheckId};
 use crate::pattern::short;
-use crate::probe::{is_response, Got, Quiet};
-use crate::session::Ctx;
+use crate::probe::{is_response, Got, ProbeError, Quiet};
 
 /// What the harness writes when a check needs input that is not a valid message.
 const CLIENT_MUST_NOT: &str =
@@ -24,9 +25,14 @@ const SERVER_UNBOUND: &str =
     "the harness sends what a client must not: nothing binds the server then";
 
 pub fn checks() -> Vec<Check> {
+    [errors(), ids(), replies(), batches()].concat()
+}
+
+/// Requests the server cannot serve: an unknown method, and input a client must not send.
+fn errors() -> Vec<Check> {
     vec![
         Check::code(
-            "jsonrpc.unknown-method",
+            ids::JSONRPC_UNKNOWN_METHOD,
             Level::Must,
             "an unknown method gets an error response with the request's id (the code, -32601 in JSON-RPC's table, is reported)",
             "basic/index.mdx, Error Responses; JSON-RPC 2.0 §5, §5.1",
@@ -34,51 +40,57 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Error responses MUST include the same ID as the request they correspond to (except in error cases where the ID could not be read due a malformed request). / When a rpc call encounters an error, the Response Object MUST contain the error member (JSON-RPC 2.0 §5.1)")
         .because("the code (-32601 in JSON-RPC's table) is reported: no sentence requires it")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         malformed(
-            "jsonrpc.parse-error-keeps-serving",
+            ids::JSONRPC_PARSE_ERROR_KEEPS_SERVING,
             "after a line that is not JSON the server keeps serving",
             "basic/transports.mdx, stdio",
             |ctx| parse_error_keeps_serving(ctx).boxed(),
         ),
         malformed(
-            "jsonrpc.parse-error-reply",
+            ids::JSONRPC_PARSE_ERROR_REPLY,
             "what a line that is not JSON gets (JSON-RPC's -32700 with a null id, or nothing)",
             "basic/transports.mdx, stdio; JSON-RPC 2.0 §5.1",
             |ctx| parse_error_reply(ctx).boxed(),
         ),
         invalid(
-            "jsonrpc.invalid-request.no-jsonrpc",
+            ids::JSONRPC_INVALID_REQUEST_NO_JSONRPC,
             "what a request without \"jsonrpc\" gets (-32600 with its id or null)",
             "JSON-RPC 2.0 §4, §5.1",
             NO_JSONRPC,
         ),
         invalid(
-            "jsonrpc.invalid-request.wrong-version",
+            ids::JSONRPC_INVALID_REQUEST_WRONG_VERSION,
             "what a request with \"jsonrpc\": \"1.0\" gets (-32600 with its id or null)",
             "JSON-RPC 2.0 §4, §5.1",
             WRONG_VERSION,
         ),
         invalid(
-            "jsonrpc.invalid-request.null-id",
+            ids::JSONRPC_INVALID_REQUEST_NULL_ID,
             "what a request with \"id\": null gets (-32600 with a null or absent id)",
             "basic/index.mdx, Requests (\"the ID MUST NOT be null\" binds the sender); JSON-RPC 2.0 §5.1",
             NULL_ID,
         ),
         invalid(
-            "jsonrpc.invalid-request.numeric-method",
+            ids::JSONRPC_INVALID_REQUEST_NUMERIC_METHOD,
             "what a request whose method is a number gets (-32600 with its id or null)",
             "JSON-RPC 2.0 §4 (\"method … A String\"), §5.1",
             NUMERIC_METHOD,
         ),
         malformed(
-            "jsonrpc.invalid-request-keeps-serving",
+            ids::JSONRPC_INVALID_REQUEST_KEEPS_SERVING,
             "after requests of the wrong shape (and [] and 42) the server keeps serving",
             "basic/transports.mdx, stdio",
             |ctx| invalid_keeps_serving(ctx).boxed(),
         ),
+    ]
+}
+
+/// Ids echoed as they were sent.
+fn ids() -> Vec<Check> {
+    vec![
         Check::code(
-            "jsonrpc.ids-echoed",
+            ids::JSONRPC_IDS_ECHOED,
             Level::Must,
             "string and integer ids (0, -1, \"\", \"abc\", 2^53-1, non-ASCII, \"1\") are echoed exactly",
             "basic/index.mdx, Result Responses; JSON-RPC 2.0 §5",
@@ -88,9 +100,9 @@ pub fn checks() -> Vec<Check> {
             },
         )
         .quote("Result responses MUST include the same ID as the request they correspond to.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
-            "jsonrpc.ids-beyond-2-53",
+            ids::JSONRPC_IDS_BEYOND_2_53,
             Level::Info,
             "what integer ids beyond 2^53 (2^53+1, 2^64-1) come back as",
             "RFC 8259 §6; basic/index.mdx, Requests",
@@ -98,10 +110,16 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("This specification allows implementations to set limits on the range and precision of numbers accepted. (RFC 8259 §6)")
         .because("beyond 2^53 a JSON number is not interoperable: what comes back is reported")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .echo_level(Level::Must),
+    ]
+}
+
+/// Which messages get replies, how many, and their shape.
+fn replies() -> Vec<Check> {
+    vec![
         Check::code(
-            "jsonrpc.unknown-notification",
+            ids::JSONRPC_UNKNOWN_NOTIFICATION,
             Level::Must,
             "an unknown notification gets no reply, and a ping after it is answered",
             "basic/index.mdx, Notifications; basic/utilities/ping.mdx",
@@ -109,27 +127,33 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("The receiver MUST NOT send a response. / The receiver MUST respond promptly with an empty response:")
         .because("both: no reply, and the ping after it answered")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
-            "jsonrpc.concurrent-requests",
+            ids::JSONRPC_CONCURRENT_REQUESTS,
             Level::Must,
             "64 requests in flight are each answered exactly once (in any order)",
             "JSON-RPC 2.0 §5; basic/index.mdx, Result Responses",
             |ctx| concurrent(ctx).boxed(),
         )
         .quote("When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. (JSON-RPC 2.0 §5) / Result responses MUST include the same ID as the request they correspond to.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
         Check::code(
-            "jsonrpc.responses-well-formed",
+            ids::JSONRPC_RESPONSES_WELL_FORMED,
             Level::Must,
             "every response of the shared session has jsonrpc \"2.0\", the request's id, and exactly one of result and error {code, message}",
             "basic/index.mdx, Responses; JSON-RPC 2.0 §5, §5.1",
             |ctx| well_formed(ctx).boxed(),
         )
         .quote("Result responses MUST include the same ID as the request they correspond to. / Result responses MUST include a result field. / Error responses MUST include an error field with a code and message. / Error codes MUST be integers.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
+    ]
+}
+
+/// JSON-RPC batches, in the revision that has them and after.
+fn batches() -> Vec<Check> {
+    vec![
         Check::code(
-            "jsonrpc.batch-2025-03-26",
+            ids::JSONRPC_BATCH_2025_03_26,
             Level::Must,
             "under 2025-03-26 the requests of a JSON-RPC batch are answered (one array of responses, as JSON-RPC 2.0 §6 says a server should)",
             "2025-03-26 basic/index.mdx, Batching; JSON-RPC 2.0 §6",
@@ -140,7 +164,7 @@ pub fn checks() -> Vec<Check> {
         // Most servers never answer a batch: its wait should overlap the rest of the run.
         .runs_first(),
         Check::code(
-            "jsonrpc.batch-after-2025-03-26",
+            ids::JSONRPC_BATCH_AFTER_2025_03_26,
             Level::Info,
             "what a batch gets under 2025-06-18, which removed batches",
             "2025-06-18 changelog, Major changes",
@@ -165,7 +189,7 @@ const INVALID: [&str; 6] = [
     "42",
 ];
 
-fn invalid(id: &str, description: &str, spec: &str, body: &'static str) -> Check {
+fn invalid(id: CheckId, description: &str, spec: &str, body: &'static str) -> Check {
     let f: crate::catalog::CheckFn = match body {
         NO_JSONRPC => |ctx| judge_invalid(ctx, NO_JSONRPC, Some(json!(41))).boxed(),
         WRONG_VERSION => |ctx| judge_invalid(ctx, WRONG_VERSION, Some(json!(42))).boxed(),
@@ -178,12 +202,12 @@ fn invalid(id: &str, description: &str, spec: &str, body: &'static str) -> Check
 /// A check of what the server does with input a client must not send: INFO (nothing binds the
 /// server), a MUST of our own in the echo profile, and one observation for all of them, started
 /// first (a server may go silent after such input).
-fn malformed(id: &str, description: &str, spec: &str, f: crate::catalog::CheckFn) -> Check {
+fn malformed(id: CheckId, description: &str, spec: &str, f: crate::catalog::CheckFn) -> Check {
     Check::code(id, Level::Info, description, spec, f)
         .quote(CLIENT_MUST_NOT)
         .because(SERVER_UNBOUND)
         .echo_level(Level::Must)
-        .shares(MALFORMED)
+        .shares(MALFORMED.name)
         .runs_first()
 }
 
@@ -212,21 +236,21 @@ async fn unknown_method(ctx: &Ctx) -> Outcome {
 /// A line that is not JSON (`{"jsonrpc": "2.0", "id": 7, "method": ` cut short), sent first.
 const NOT_JSON: &str = r#"{"jsonrpc": "2.0", "id": 7, "method": "#;
 
-/// The name of the observation the checks of input a client must not send share.
-pub(crate) const MALFORMED: &str = "input a client must not send";
-
 /// In one fresh, ready session, observed once for the checks that judge it: the line that is
 /// not JSON, then each invalid body, each followed by a ping. For each, the replies that came
 /// before the ping's, or why it could not be judged (the server stopped answering after an
 /// earlier one: it is not sent then).
-async fn after_malformed(ctx: &Ctx) -> std::sync::Arc<Result<Vec<Result<Quiet, String>>, String>> {
-    ctx.observe(MALFORMED, |ctx| async move {
+async fn after_malformed(ctx: &Ctx) -> std::sync::Arc<Malformed> {
+    ctx.observe(&MALFORMED, |ctx| async move {
         let mut p = ctx.ready().await?;
         let mut seen = Vec::new();
-        let mut broken: Option<String> = None;
+        let mut broken: Option<(&'static str, ProbeError)> = None;
         for body in std::iter::once(NOT_JSON).chain(INVALID) {
-            if let Some(why) = &broken {
-                seen.push(Err(format!("not sent: {why}")));
+            if let Some((after, because)) = &broken {
+                seen.push(Err(Unjudged::NotSent {
+                    after,
+                    because: because.clone(),
+                }));
                 continue;
             }
             let frame = p.frame(body.as_bytes());
@@ -235,9 +259,9 @@ async fn after_malformed(ctx: &Ctx) -> std::sync::Arc<Result<Vec<Result<Quiet, S
                 Err(e) => Err(e),
             };
             if let Err(e) = &quiet {
-                broken = Some(format!("the server stopped answering after {body}: {e}"));
+                broken = Some((body, e.clone()));
             }
-            seen.push(quiet);
+            seen.push(quiet.map_err(Unjudged::from));
         }
         Ok(seen)
     })
@@ -246,13 +270,13 @@ async fn after_malformed(ctx: &Ctx) -> std::sync::Arc<Result<Vec<Result<Quiet, S
 
 /// What came after `body` in [`after_malformed`]'s session.
 fn after<T>(
-    observed: &Result<Vec<Result<Quiet, String>>, String>,
+    observed: &Malformed,
     body: &str,
-    judge: impl FnOnce(&Result<Quiet, String>) -> T,
+    judge: impl FnOnce(&Result<Quiet, Unjudged>) -> T,
 ) -> Result<T, Outcome> {
     let seen = observed
         .as_ref()
-        .map_err(|e| Outcome::fail("a complete handshake", e.clone()))?;
+        .map_err(|e| Outcome::fail("a complete handshake", e))?;
     let index = std::iter::once(NOT_JSON)
         .chain(INVALID)
         .position(|b| b == body)
@@ -266,7 +290,7 @@ async fn parse_error_keeps_serving(ctx: &Ctx) -> Outcome {
     let observed = after_malformed(ctx).await;
     let judged = after(&observed, NOT_JSON, |quiet| match quiet {
         Ok(_) => Outcome::pass("a ping after it was answered"),
-        Err(e) => Outcome::fail("the server still answers a ping", e.clone()),
+        Err(e) => Outcome::fail("the server still answers a ping", e),
     });
     judged.unwrap_or_else(|outcome| outcome)
 }
@@ -285,7 +309,7 @@ async fn parse_error_reply(ctx: &Ctx) -> Outcome {
                 "no reply (a ping sent after it was answered first)",
             ),
         },
-        Err(e) => Outcome::fail(expected, e.clone()),
+        Err(e) => Outcome::fail(expected, e),
     });
     judged.unwrap_or_else(|outcome| outcome)
 }
@@ -299,7 +323,7 @@ async fn judge_invalid(ctx: &Ctx, body: &str, id: Option<Value>) -> Outcome {
     let judged = after(&observed, body, |quiet| {
         let quiet = match quiet {
             Ok(quiet) => quiet,
-            Err(e) => return Outcome::fail(expected.clone(), e.clone()),
+            Err(e) => return Outcome::fail(expected.clone(), e),
         };
         let reply = quiet
             .responses
@@ -326,9 +350,9 @@ async fn invalid_keeps_serving(ctx: &Ctx) -> Outcome {
                 "a ping after each of {} was answered",
                 INVALID.len()
             )),
-            Some(e) => Outcome::fail("the server still answers a ping", e.clone()),
+            Some(e) => Outcome::fail("the server still answers a ping", e),
         },
-        Err(e) => Outcome::fail("a complete handshake", e.clone()),
+        Err(e) => Outcome::fail("a complete handshake", e),
     }
 }
 
@@ -346,7 +370,7 @@ async fn ids_echoed(ctx: &Ctx, ids: &[&str], required: bool) -> Outcome {
             serde_json::from_str(id).map_err(|e| e.to_string()),
             "a valid id"
         );
-        let garbage_before = p.garbage_total;
+        let garbage_before = p.inbox().garbage_total();
         let mut quiet = step!(p.until_barrier().await, format!("a reply with id {id}"));
         // Stray null-id errors are other checks' business.
         let replied = |responses: &[Value]| responses.iter().any(|r| !null_or_absent_id(r));
@@ -358,10 +382,10 @@ async fn ids_echoed(ctx: &Ctx, ids: &[&str], required: bool) -> Outcome {
             return Outcome::fail(
                 format!("a reply with id {id}"),
                 if required {
-                    format!("no reply within {:?}", p.wait)
+                    format!("no reply within {:?}", p.wait())
                 } else {
                     "no reply (a ping sent after it was answered first)".to_owned()
-                } + &p.garbage_note(garbage_before),
+                } + &p.inbox().garbage_note(garbage_before),
             );
         };
         match reply.get("id") {
@@ -411,7 +435,7 @@ async fn concurrent(ctx: &Ctx) -> Outcome {
     }
     step!(p.send_raw(&burst).await, "to write");
     let mut counts: HashMap<i64, usize> = HashMap::new();
-    let deadline = tokio::time::Instant::now() + p.wait;
+    let deadline = tokio::time::Instant::now() + p.wait();
     // Ids equal by value (100000.0) count: their form is jsonrpc.ids-echoed's to judge.
     let count = |counts: &mut HashMap<i64, usize>, v: &Value| {
         let id = v.get("id").and_then(|id| {
@@ -430,12 +454,10 @@ async fn concurrent(ctx: &Ctx) -> Outcome {
         }
     }
     if counts.len() < CONCURRENT as usize {
-        p.timed_out = true;
         let missing: Vec<i64> = ids.filter(|i| !counts.contains_key(i)).collect();
-        return Outcome::fail(
-            format!("{CONCURRENT} replies"),
-            format!("{} answered; no reply for ids {missing:?}", counts.len()),
-        );
+        let actual = format!("{} answered; no reply for ids {missing:?}", counts.len());
+        p.record_timeout(actual.clone());
+        return Outcome::fail(format!("{CONCURRENT} replies"), actual);
     }
     // A duplicate would come before the reply to a ping sent now.
     match p.until_barrier().await {
@@ -496,13 +518,17 @@ pub fn response_problems(r: &Value) -> Vec<String> {
 
 async fn well_formed(ctx: &Ctx) -> Outcome {
     let mut p = step!(ctx.ready().await, "a complete handshake");
-    p.exercise().await;
+    step!(
+        p.exercise().await,
+        "a reply to each request of a short exercise (responses to judge)"
+    );
     let mut bad = Vec::new();
     // As many replies without an id as notifications were sent may be answers to those:
     // wrong, but the notification checks' to judge.
-    let mut excused = p.notifications_sent;
+    let mut excused = p.notifications_sent();
     for r in p
-        .received
+        .inbox()
+        .received()
         .iter()
         .filter(|v| is_response(v) || v.get("id").is_some() && v.get("method").is_none())
     {
@@ -518,7 +544,7 @@ async fn well_formed(ctx: &Ctx) -> Outcome {
     if bad.is_empty() {
         Outcome::pass(format!(
             "{} responses of the shared session checked",
-            p.received.len()
+            p.inbox().received().len()
         ))
     } else {
         Outcome::fail("well-formed responses", bad.join("\n"))
@@ -589,7 +615,7 @@ async fn batch_2025_03_26(ctx: &Ctx) -> Outcome {
             "b1 and b2 answered, as separate messages (JSON-RPC 2.0 §6: a server should answer a batch with one array)",
         ),
         (_, Some(got)) => Outcome::fail(expected, got),
-        (_, None) => Outcome::fail(expected, format!("no reply within {:?}", p.wait)),
+        (_, None) => Outcome::fail(expected, format!("no reply within {:?}", p.wait())),
     }
 }
 

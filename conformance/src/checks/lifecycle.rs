@@ -4,23 +4,27 @@ use futures::FutureExt;
 use mcp_protocol::mcp::ProtocolVersion;
 use serde_json::{json, Value};
 
-use super::step;
+use super::{step, StepError};
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::{Ctx, VERSIONS};
+use crate::ids;
 use crate::pattern::{describe, short};
-use crate::probe::initialize_request;
-use crate::session::Ctx;
+use crate::probe::{initialize_request, ProbeError};
 use crate::LATEST;
 
 /// A version no server supports.
 const UNKNOWN_VERSION: &str = "1999-01-01";
-/// The name of the observations of `initialize` offering each version.
-const VERSIONS: &str = "initialize offering each version";
 
 pub fn checks() -> Vec<Check> {
+    [initialize(), around_the_handshake()].concat()
+}
+
+/// `initialize`: its result, and the version negotiated for each version offered.
+fn initialize() -> Vec<Check> {
     vec![
         Check::code(
-            "lifecycle.initialize-result",
+            ids::LIFECYCLE_INITIALIZE_RESULT,
             Level::Must,
             "initialize returns protocolVersion, capabilities and serverInfo {name, version}; every start of the server answers its first request",
             "basic/lifecycle.mdx, Initialization; schema.ts InitializeResult",
@@ -28,46 +32,55 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("The server MUST respond with its own capabilities and information:")
         .because("schema.ts InitializeResult requires protocolVersion, capabilities and serverInfo {name, version}")
-        .session(Session::Startup),
+        .runs_in(RunsIn::Startup),
         Check::code(
-            "lifecycle.version-negotiation",
+            ids::LIFECYCLE_VERSION_NEGOTIATION,
             Level::Must,
             "for each legacy version offered, the server answers that version or another it supports",
             "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_negotiation(ctx).boxed(),
         )
         .quote("If the server supports the requested protocol version, it MUST respond with the same version. Otherwise, the server MUST respond with another protocol version it supports.")
-        .shares(VERSIONS),
+        .shares(VERSIONS)
+        .only_handshake(),
         Check::code(
-            "lifecycle.version-unknown",
+            ids::LIFECYCLE_VERSION_UNKNOWN,
             Level::Must,
             "an unknown version (1999-01-01) gets a version the server supports, not an error",
             "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_unknown(ctx).boxed(),
         )
         .quote("Otherwise, the server MUST respond with another protocol version it supports.")
-        .shares(VERSIONS),
+        .shares(VERSIONS)
+        .only_handshake(),
         Check::code(
-            "lifecycle.version-unknown-latest",
+            ids::LIFECYCLE_VERSION_UNKNOWN_LATEST,
             Level::Should,
             "an unknown version gets the latest version the server supports",
             "basic/lifecycle.mdx, Initialization, Version Negotiation",
             |ctx| version_unknown_latest(ctx).boxed(),
         )
         .quote("This SHOULD be the latest version supported by the server.")
-        .shares(VERSIONS),
+        .shares(VERSIONS)
+        .only_handshake(),
+    ]
+}
+
+/// What comes before, during and after the handshake: `initialized`, requests too early, a second `initialize`, `ping`.
+fn around_the_handshake() -> Vec<Check> {
+    vec![
         Check::code(
-            "lifecycle.initialized-no-reply",
+            ids::LIFECYCLE_INITIALIZED_NO_REPLY,
             Level::Must,
             "notifications/initialized gets no reply",
             "basic/index.mdx, Notifications",
             |ctx| initialized_no_reply(ctx).boxed(),
         )
         .quote("The receiver MUST NOT send a response.")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .runs_first(),
         Check::code(
-            "lifecycle.ping-before-initialize",
+            ids::LIFECYCLE_PING_BEFORE_INITIALIZE,
             Level::Info,
             "what ping gets before initialize",
             "basic/lifecycle.mdx, Initialization",
@@ -75,18 +88,20 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("The initialization phase MUST be the first interaction between client and server.")
         .because("it binds the client: nothing binds the server before initialize")
-        .echo_level(Level::Must),
+        .echo_level(Level::Must)
+        .only_handshake(),
         Check::code(
-            "lifecycle.requests-before-initialize",
+            ids::LIFECYCLE_REQUESTS_BEFORE_INITIALIZE,
             Level::Info,
             "what tools/list gets before initialize",
             "basic/lifecycle.mdx, Initialization",
             |ctx| requests_before_initialize(ctx).boxed(),
         )
         .quote("The initialization phase MUST be the first interaction between client and server.")
-        .because("it binds the client: nothing binds the server before initialize"),
+        .because("it binds the client: nothing binds the server before initialize")
+        .only_handshake(),
         Check::code(
-            "lifecycle.requests-before-initialized",
+            ids::LIFECYCLE_REQUESTS_BEFORE_INITIALIZED,
             Level::Info,
             "what tools/list gets after initialize (offering 2024-11-05) but before notifications/initialized",
             "basic/lifecycle.mdx, Initialization",
@@ -95,32 +110,30 @@ pub fn checks() -> Vec<Check> {
         .quote("The server SHOULD NOT send requests other than pings and logging before receiving the initialized notification.")
         .because("about what the server sends, not how it answers"),
         Check::code(
-            "lifecycle.second-initialize",
+            ids::LIFECYCLE_SECOND_INITIALIZE,
             Level::Info,
             "what a second initialize gets",
             "basic/lifecycle.mdx, Initialization",
             |ctx| second_initialize(ctx).boxed(),
         )
         .because("the spec says nothing of a second initialize")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
         .ends_session(),
         Check::code(
-            "lifecycle.ping",
+            ids::LIFECYCLE_PING,
             Level::Must,
             "ping after the handshake gets an empty result {}",
             "basic/utilities/ping.mdx, Behavior Requirements",
             |ctx| ping(ctx).boxed(),
         )
         .quote("The receiver MUST respond promptly with an empty response:")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy),
     ]
 }
 
 async fn initialize_result(ctx: &Ctx) -> Outcome {
-    let Some(era) = &ctx.era else {
-        return Outcome::Skip("no start-up to judge".to_owned());
-    };
-    ctx.trace.absorb(&era.evidence());
+    let era = ctx.era();
+    ctx.trace().absorb(&era.evidence());
     if era.modern && !era.legacy {
         return Outcome::Skip(
             "the server speaks only the modern era (no initialize); see era.detect".to_owned(),
@@ -176,19 +189,19 @@ async fn initialize_result(ctx: &Ctx) -> Outcome {
 
 /// The version the server answers to `initialize` offering `offered`, each asked once per
 /// target in a fresh process (the latest from the start-up's `initialize`).
-async fn negotiated(ctx: &Ctx, offered: &str) -> Result<String, String> {
+async fn negotiated(ctx: &Ctx, offered: &str) -> Result<String, StepError> {
     let from = |reply: &Value| match reply.pointer("/result/protocolVersion") {
         Some(Value::String(v)) => Ok(v.clone()),
-        _ => Err(describe(reply)),
+        _ => Err(StepError::Answer(describe(reply))),
     };
     if offered == LATEST {
-        if let Some(Some(Ok(reply))) = ctx.era.as_ref().map(|e| &e.initialize_reply) {
+        if let Some(Ok(reply)) = &ctx.era().initialize_reply {
             return from(reply);
         }
     }
     match &ctx.initialized(offered).await.reply {
         Ok(reply) => from(reply),
-        Err(e) => Err(e.clone()),
+        Err(e) => Err(e.clone().into()),
     }
 }
 
@@ -269,9 +282,9 @@ async fn initialized_no_reply(ctx: &Ctx) -> Outcome {
 
 /// A fresh process whose first request may go unanswered: after `--timeout` without a
 /// reply, `initialize` follows as a barrier.
-async fn before_initialize(ctx: &Ctx, method: &str) -> Result<Value, String> {
+async fn before_initialize(ctx: &Ctx, method: &str) -> Result<Value, ProbeError> {
     let mut p = ctx.spawn().await?;
-    p.barrier = Some(initialize_request(LATEST));
+    p.set_barrier(initialize_request(LATEST));
     p.request(method, None).await
 }
 

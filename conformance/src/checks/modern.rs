@@ -18,22 +18,21 @@ use serde_json::{json, Value};
 use super::step;
 use super::tools::{call_safe, list_pages, tools_of, NO_SAFE_TOOL};
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
-use crate::era::strings;
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::{Ctx, WITHOUT_META};
+use crate::era::{strings, Era};
+use crate::ids;
 use crate::pattern::{describe, short};
 use crate::probe::{discover_request, modern_meta};
-use crate::session::Ctx;
 
 /// The version the modern checks offer, and the one an era probe offers.
 const VERSION: &str = modern::VERSION;
 /// A version no server supports.
 const BOGUS_VERSION: &str = "1999-01-01";
-/// The name of the observation of requests without proper `_meta`.
-const WITHOUT_META: &str = "tools/list without _meta";
 
 pub fn era_checks() -> Vec<Check> {
     vec![Check::code(
-        "era.detect",
+        ids::ERA_DETECT,
         Level::Info,
         "which protocol era(s) the server speaks: legacy (initialize gets a result), modern (server/discover with 2026-07-28 _meta gets a DiscoverResult or -32022), dual-era or neither; the two probes run at once, each in a process of its own",
         "2026-07-28 basic/versioning.mdx, Backward Compatibility with Initialization-Based Versions; basic/transports/stdio.mdx, Backward Compatibility",
@@ -41,13 +40,18 @@ pub fn era_checks() -> Vec<Check> {
     )
     .quote("A server that wishes to support both legacy clients (which expect an initialize handshake) and modern clients (which use per-request metadata) MAY implement both behaviors.")
         .because("which era(s) a server speaks is reported, not judged")
-    .session(Session::Startup)]
+    .runs_in(RunsIn::Startup)]
 }
 
 pub fn checks() -> Vec<Check> {
+    [discovery(), results(), meta(), session()].concat()
+}
+
+/// `server/discover`, and a version the server does not support.
+fn discovery() -> Vec<Check> {
     vec![
         Check::code(
-            "modern.discover",
+            ids::MODERN_DISCOVER,
             Level::Must,
             "server/discover (no initialize) returns resultType \"complete\", supportedVersions with 2026-07-28, capabilities, ttlMs >= 0 and cacheScope",
             "2026-07-28 server/discover.mdx; server/utilities/caching.mdx, Cacheable Results; schema.ts DiscoverResult",
@@ -55,45 +59,59 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Servers MUST implement it. / Servers MUST include caching hints on results with resultType: \"complete\" returned by ... server/discover")
         .because("schema.ts DiscoverResult requires supportedVersions and capabilities")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern),
         Check::code(
-            "modern.discover-server-info",
+            ids::MODERN_DISCOVER_SERVER_INFO,
             Level::Should,
             "the server/discover result names the server in _meta io.modelcontextprotocol/serverInfo {name, version}",
             "2026-07-28 server/discover.mdx, DiscoverResult",
             |ctx| discover_server_info(ctx).boxed(),
         )
         .quote("Servers SHOULD include this field.")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern),
         Check::code(
-            "modern.unsupported-version",
+            ids::MODERN_UNSUPPORTED_VERSION,
             Level::Must,
             "server/discover and tools/list with _meta version 1999-01-01 get -32022 with data.supported (strings) and data.requested",
             "2026-07-28 basic/versioning.mdx, Protocol Version Negotiation; schema.ts UnsupportedProtocolVersionError",
             |ctx| unsupported_version(ctx).boxed(),
         )
         .quote("If the server does not implement the requested version (whether the version is unknown to the server, or is a known version the server has chosen not to support), it MUST respond with an UnsupportedProtocolVersionError listing the versions it does support:")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern),
+    ]
+}
+
+/// What every result carries: `resultType`, and cache hints on `tools/list`.
+fn results() -> Vec<Check> {
+    vec![
         Check::code(
-            "modern.result-type",
+            ids::MODERN_RESULT_TYPE,
             Level::Must,
             "tools/list and tools/call results carry resultType \"complete\" (calls only a read-only tool)",
             "2026-07-28 basic/index.mdx, Result Responses; schema.ts Result",
             |ctx| result_type(ctx).boxed(),
         )
         .quote("The result MUST include a resultType field to indicate the type of the result.")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern)
+        .tools(Era::Modern),
         Check::code(
-            "modern.tools-list-cacheable",
+            ids::MODERN_TOOLS_LIST_CACHEABLE,
             Level::Must,
             "tools/list results carry ttlMs (a number >= 0) and cacheScope (\"public\" or \"private\")",
             "2026-07-28 server/utilities/caching.mdx, Cacheable Results, Time-to-Live (TTL) Field",
             |ctx| tools_list_cacheable(ctx).boxed(),
         )
         .quote("Servers MUST include caching hints on results with resultType: \"complete\" returned by the following operations: ... / Servers MUST provide a ttlMs value that is >= 0.")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern)
+        .tools(Era::Modern),
+    ]
+}
+
+/// Requests without the `_meta` a 2026-07-28 request needs.
+fn meta() -> Vec<Check> {
+    vec![
         Check::code(
-            "modern.requests-without-meta",
+            ids::MODERN_REQUESTS_WITHOUT_META,
             Level::Info,
             "what tools/list gets, with no initialize, without _meta and with _meta lacking clientCapabilities (each in a fresh process)",
             "2026-07-28 basic/index.mdx, _meta; basic/versioning.mdx, Backward Compatibility",
@@ -102,9 +120,10 @@ pub fn checks() -> Vec<Check> {
         .quote("A dual-era server selects its behavior from how the client opens:")
         .because("a request with neither initialize nor modern _meta may be served as a legacy one; the MUST is modern.missing-meta-invalid-params'")
         .echo_level(Level::Must)
-        .shares(WITHOUT_META),
+        .modern()
+        .shares(WITHOUT_META.name),
         Check::code(
-            "modern.missing-meta-invalid-params",
+            ids::MODERN_MISSING_META_INVALID_PARAMS,
             Level::Must,
             "a 2026-07-28 request without clientCapabilities gets -32602 (from a modern-only server, a request without _meta too)",
             "2026-07-28 basic/index.mdx, _meta, per-request fields",
@@ -112,18 +131,25 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("A request missing any required field is malformed; the server MUST reject it with JSON-RPC error code -32602 (Invalid params).")
         .because("for a dual-era server only a request whose _meta names the version: one without _meta may be a legacy one")
-        .shares(WITHOUT_META),
+        .modern()
+        .shares(WITHOUT_META.name),
+    ]
+}
+
+/// What a 2026-07-28 session must not do, and what a removed method gets.
+fn session() -> Vec<Check> {
+    vec![
         Check::code(
-            "modern.no-server-requests",
+            ids::MODERN_NO_SERVER_REQUESTS,
             Level::Must,
             "in the 2026-07-28 session (server/discover, tools/list, a read-only tools/call, an unknown method and what the other modern checks sent) the server writes no JSON-RPC request",
             "2026-07-28 basic/transports/stdio.mdx, Receiving Messages",
             |ctx| no_server_requests(ctx).boxed(),
         )
         .quote("The server MUST NOT write JSON-RPC requests to stdout.")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern),
         Check::code(
-            "modern.ping-removed",
+            ids::MODERN_PING_REMOVED,
             Level::Info,
             "what ping with 2026-07-28 _meta gets (2026-07-28 removed ping)",
             "2026-07-28 changelog, Major changes 5",
@@ -131,15 +157,13 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Remove ping, logging/setLevel, and notifications/roots/list_changed.")
         .because("what a removed method gets is reported")
-        .session(Session::Modern),
+        .runs_in(RunsIn::Modern),
     ]
 }
 
 async fn detect_check(ctx: &Ctx) -> Outcome {
-    let Some(era) = &ctx.era else {
-        return Outcome::Skip("no start-up to judge".to_owned());
-    };
-    ctx.trace.absorb(&era.evidence());
+    let era = ctx.era();
+    ctx.trace().absorb(&era.evidence());
     match &era.blocked {
         Some((_, why)) => Outcome::Observed(format!("{}; {why}", era.summary())),
         None => Outcome::Observed(era.summary()),
@@ -385,7 +409,7 @@ fn meta_without_capabilities() -> Value {
 /// barrier after `--timeout`.
 async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
     let observed = ctx
-        .observe(WITHOUT_META, |ctx| async move {
+        .observe(&WITHOUT_META, |ctx| async move {
             let mut replies = Vec::new();
             for (params, what) in [
                 (None, "a reply to tools/list without _meta"),
@@ -398,7 +422,7 @@ async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
                     .spawn()
                     .await
                     .map_err(|e| ("the server starts".to_owned(), e))?;
-                p.barrier = Some(discover_request());
+                p.set_barrier(discover_request());
                 let reply = p
                     .send_request("tools/list", params)
                     .await
@@ -407,7 +431,7 @@ async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
             }
             let partial = replies.pop().unwrap_or_default();
             let bare = replies.pop().unwrap_or_default();
-            Ok::<_, (String, String)>((bare, partial))
+            Ok((bare, partial))
         })
         .await;
     observed
@@ -456,7 +480,7 @@ async fn missing_meta_invalid_params(ctx: &Ctx) -> Outcome {
     }
     // A dual-era server may take a request without _meta for a legacy one before initialize
     // (whose error the legacy revisions leave to the server); a modern-only server may not.
-    let modern_only = ctx.era.as_ref().is_some_and(|e| !e.legacy);
+    let modern_only = !ctx.era().legacy;
     if modern_only && code(&bare) != Some(-32602) {
         problems.push(format!("tools/list without _meta: {}", describe(&bare)));
     }
@@ -479,10 +503,18 @@ async fn no_server_requests(ctx: &Ctx) -> Outcome {
         let _ = call_safe(&mut p, &tools_of(&pages)).await;
     }
     let _ = p.request("mcp-conformance/no-such-method", None).await;
-    // Whatever the server writes just after counts too.
-    let _ = p.until_barrier().await;
+    // Whatever the server writes just after counts too; without the barrier's reply nothing
+    // shows that the server went through the session.
+    if let Err(e) = p.until_barrier().await {
+        return Outcome::fail(
+            "no JSON-RPC request from the server, and the server/discover sent after the \
+             session answered",
+            e,
+        );
+    }
     let requests: Vec<String> = p
-        .received
+        .inbox()
+        .received()
         .iter()
         .flat_map(|v| match v {
             Value::Array(items) => items.clone(),
@@ -492,7 +524,10 @@ async fn no_server_requests(ctx: &Ctx) -> Outcome {
         .map(|v| short(&v))
         .collect();
     if requests.is_empty() {
-        Outcome::pass(format!("{} frame(s), none a request", p.received.len()))
+        Outcome::pass(format!(
+            "{} frame(s), none a request",
+            p.inbox().received().len()
+        ))
     } else {
         Outcome::fail(
             "no JSON-RPC request (an object with method and id) from the server",

@@ -5,17 +5,19 @@ use std::collections::HashSet;
 use futures::FutureExt;
 use serde_json::{json, Map, Value};
 
-use super::step;
+use super::{step, StepError};
 use crate::catalog::Check;
-use crate::check::{Level, Outcome, Session};
-use crate::pattern::short;
-use crate::probe::Probe;
-use crate::session::Ctx;
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::Ctx;
+use crate::era::Era;
+use crate::ids;
+use crate::pattern::{short, Mismatch};
+use crate::probe::{Probe, ProbeError};
 
 pub fn checks() -> Vec<Check> {
     vec![
         Check::code(
-            "tools.list-shape",
+            ids::TOOLS_LIST_SHAPE,
             Level::Must,
             "tools/list returns tools with string names and inputSchemas of type \"object\"; pages are followed",
             "server/tools.mdx, Listing Tools; schema.ts ListToolsResult, Tool",
@@ -23,27 +25,30 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("schema.ts: ListToolsResult { tools: Tool[] }; Tool { name: string; inputSchema: { type: \"object\" } }")
         .because("required fields of the schema")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy)
+        .tools(Era::Legacy),
         Check::code(
-            "tools.names-valid",
+            ids::TOOLS_NAMES_VALID,
             Level::Should,
             "tool names are unique, 1-128 characters of A-Z a-z 0-9 _ - .",
             "server/tools.mdx, Tool Names (2025-11-25)",
             |ctx| names_valid(ctx).boxed(),
         )
         .quote("Tool names SHOULD be between 1 and 128 characters in length (inclusive). / The following SHOULD be the only allowed characters: uppercase and lowercase ASCII letters (A-Z, a-z), digits (0-9), underscore (_), hyphen (-), and dot (.) / Tool names SHOULD be unique within a server.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy)
+        .tools(Era::Legacy),
         Check::code(
-            "tools.invalid-cursor",
+            ids::TOOLS_INVALID_CURSOR,
             Level::Should,
             "tools/list with a cursor the server never issued gets -32602",
             "server/utilities/pagination.mdx, Error Handling",
             |ctx| invalid_cursor(ctx).boxed(),
         )
         .quote("Invalid cursors SHOULD result in an error with code -32602 (Invalid params).")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy)
+        .tools(Era::Legacy),
         Check::code(
-            "tools.unknown-tool",
+            ids::TOOLS_UNKNOWN_TOOL,
             Level::Info,
             "what calling an unknown tool gets (the page files it under JSON-RPC errors, naming no code)",
             "server/tools.mdx, Error Handling",
@@ -51,10 +56,11 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools")
         .because("no keyword, and -32602 is only the example's code: reported")
-        .session(Session::Legacy)
+        .runs_in(RunsIn::Legacy)
+        .tools(Era::Legacy)
         .echo_level(Level::Must),
         Check::code(
-            "tools.call-result-shape",
+            ids::TOOLS_CALL_RESULT_SHAPE,
             Level::Must,
             "a tools/call result has a content array of typed blocks (calls only a read-only tool)",
             "server/tools.mdx, Calling Tools; schema.ts CallToolResult",
@@ -62,21 +68,23 @@ pub fn checks() -> Vec<Check> {
         )
         .quote("schema.ts: CallToolResult { content: ContentBlock[]; isError?: boolean }")
         .because("required and typed fields of the schema")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy)
+        .tools(Era::Legacy),
         Check::code(
-            "tools.structured-content",
+            ids::TOOLS_STRUCTURED_CONTENT,
             Level::Must,
             "a tool with an outputSchema returns structuredContent that conforms to it",
             "server/tools.mdx, Output Schema",
             |ctx| structured_content(ctx).boxed(),
         )
         .quote("Servers MUST provide structured results that conform to this schema.")
-        .session(Session::Legacy),
+        .runs_in(RunsIn::Legacy)
+        .tools(Era::Legacy),
     ]
 }
 
 /// Every page of `tools/list`, following `nextCursor` (at most 100): the `result` objects.
-pub(crate) async fn list_pages(p: &mut Probe) -> Result<Vec<Value>, String> {
+pub(crate) async fn list_pages(p: &mut Probe) -> Result<Vec<Value>, StepError> {
     let mut pages = Vec::new();
     let mut cursor: Option<Value> = None;
     let mut seen = HashSet::new();
@@ -84,24 +92,36 @@ pub(crate) async fn list_pages(p: &mut Probe) -> Result<Vec<Value>, String> {
         let params = cursor.as_ref().map(|c| json!({"cursor": c}));
         let reply = p.request("tools/list", params).await?;
         let Some(result) = reply.get("result") else {
-            return Err(format!("tools/list failed: {}", short(&reply)));
+            return Err(StepError::Answer(format!(
+                "tools/list failed: {}",
+                short(&reply)
+            )));
         };
         if !result.get("tools").is_some_and(Value::is_array) {
-            return Err(format!("result.tools is not an array: {}", short(result)));
+            return Err(StepError::Answer(format!(
+                "result.tools is not an array: {}",
+                short(result)
+            )));
         }
         pages.push(result.clone());
         match result.get("nextCursor") {
             None | Some(Value::Null) => return Ok(pages),
             Some(c @ Value::String(s)) => {
                 if !seen.insert(s.clone()) {
-                    return Err(format!("nextCursor {s:?} repeats: the pages loop"));
+                    return Err(StepError::Answer(format!(
+                        "nextCursor {s:?} repeats: the pages loop"
+                    )));
                 }
                 cursor = Some(c.clone());
             }
-            Some(other) => return Err(format!("nextCursor is not a string: {other}")),
+            Some(other) => {
+                return Err(StepError::Answer(format!(
+                    "nextCursor is not a string: {other}"
+                )))
+            }
         }
     }
-    Err("more than 100 pages".to_owned())
+    Err(StepError::Answer("more than 100 pages".to_owned()))
 }
 
 /// The tools of all pages.
@@ -115,7 +135,7 @@ pub(crate) fn tools_of(pages: &[Value]) -> Vec<Value> {
 }
 
 /// All tools, following pages (at most 100).
-async fn list_all(p: &mut Probe) -> Result<Vec<Value>, String> {
+async fn list_all(p: &mut Probe) -> Result<Vec<Value>, StepError> {
     Ok(tools_of(&list_pages(p).await?))
 }
 
@@ -264,7 +284,7 @@ fn sample(schema: &Value) -> Value {
 pub(crate) async fn call_safe(
     p: &mut Probe,
     tools: &[Value],
-) -> Result<Option<(Value, Value)>, String> {
+) -> Result<Option<(Value, Value)>, ProbeError> {
     let Some(tool) = safe_tool(tools).cloned() else {
         return Ok(None);
     };
@@ -276,9 +296,9 @@ pub(crate) async fn call_safe(
     Ok(Some((tool, reply)))
 }
 
-async fn call_safe_tool(p: &mut Probe) -> Result<Option<(Value, Value)>, String> {
+async fn call_safe_tool(p: &mut Probe) -> Result<Option<(Value, Value)>, StepError> {
     let tools = list_all(p).await?;
-    call_safe(p, &tools).await
+    Ok(call_safe(p, &tools).await?)
 }
 
 /// A call answered with a JSON-RPC error has no result to judge: the arguments made from the
@@ -358,7 +378,7 @@ async fn structured_content(ctx: &Ctx) -> Outcome {
 
 /// A small JSON Schema check: `type`, `required`, `properties`, `additionalProperties: false`,
 /// `enum`, `items`. Enough for tool output schemas; unknown keywords are not checked.
-pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
+pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), Mismatch> {
     if let Some(kind) = schema.get("type") {
         let kinds: Vec<&str> = match kind {
             Value::String(k) => vec![k.as_str()],
@@ -377,16 +397,20 @@ pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
                 _ => true,
             });
         if !ok {
-            return Err(format!("{path} is {}, not {}", short(v), kinds.join("|")));
+            return Err(Mismatch(format!(
+                "{path} is {}, not {}",
+                short(v),
+                kinds.join("|")
+            )));
         }
     }
     if let Some(options) = schema.get("enum").and_then(Value::as_array) {
         if !options.contains(v) {
-            return Err(format!(
+            return Err(Mismatch(format!(
                 "{path} = {} is not one of {}",
                 short(v),
                 short(&json!(options))
-            ));
+            )));
         }
     }
     if let Some(obj) = v.as_object() {
@@ -398,7 +422,7 @@ pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
         {
             if let Some(name) = name.as_str() {
                 if !obj.contains_key(name) {
-                    return Err(format!("{path}.{name} is required but missing"));
+                    return Err(Mismatch(format!("{path}.{name} is required but missing")));
                 }
             }
         }
@@ -407,9 +431,9 @@ pub fn conforms(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
             match props.and_then(|p| p.get(key)) {
                 Some(sub) => conforms(sub, value, &format!("{path}.{key}"))?,
                 None if schema.get("additionalProperties") == Some(&json!(false)) => {
-                    return Err(format!(
+                    return Err(Mismatch(format!(
                         "{path}.{key} is not allowed (additionalProperties: false)"
-                    ))
+                    )))
                 }
                 None => {}
             }
@@ -434,6 +458,7 @@ mod tests {
         assert!(conforms(&schema, &json!({"text": "x"}), "$").is_ok());
         assert!(conforms(&schema, &json!({}), "$")
             .unwrap_err()
+            .to_string()
             .contains("required"));
         assert!(conforms(&schema, &json!({"text": 1}), "$").is_err());
         assert!(conforms(&schema, &json!({"text": "x", "y": 1}), "$").is_err());

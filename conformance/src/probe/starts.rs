@@ -1,8 +1,10 @@
 //! How long each start of the target took to answer its first request: the report's
 //! `starts` (first, median, slowest), and what tells a start that never answers.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 use crate::check::Starts;
 
@@ -11,29 +13,25 @@ use crate::check::Starts;
 pub struct StartLog(Arc<Mutex<Vec<Option<Duration>>>>);
 
 impl StartLog {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<Duration>>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     pub(super) fn register(&self) -> usize {
-        let mut starts = self.lock();
+        let mut starts = self.0.lock();
         starts.push(None);
         starts.len() - 1
     }
 
     pub(super) fn answered(&self, index: usize, after: Duration) {
-        if let Some(slot) = self.lock().get_mut(index) {
+        if let Some(slot) = self.0.lock().get_mut(index) {
             slot.get_or_insert(after);
         }
     }
 
     /// How long the quickest earlier start took to answer, if one did.
     pub(super) fn any_answered(&self) -> Option<Duration> {
-        self.lock().iter().flatten().min().copied()
+        self.0.lock().iter().flatten().min().copied()
     }
 
     pub fn snapshot(&self) -> Starts {
-        let starts = self.lock();
+        let starts = self.0.lock();
         Starts {
             count: starts.len(),
             answered: starts.iter().flatten().copied().collect(),

@@ -1,25 +1,24 @@
-//! The vocabulary checks are written in: requests and notifications, and the waits for the
-//! reply to an id (with what it says when none comes), for a barrier's reply (proving
-//! silence), and for replies that may come after it.
+//! The waits checks are written with: for the reply to an id (with what it says when none
+//! comes), for a barrier's reply (proving silence), for replies that may come after it, for
+//! the next response, and for silence.
 
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use mcp_protocol::mcp::modern;
 use serde_json::{json, Value};
 
-use super::exit::describe_exit;
-use super::messages::{initialize_params, modern_meta, with_meta};
-use super::{is_response, Got, Probe, KEPT};
+use super::error::{Awaited, ProbeError};
+use super::{is_response, Got, Probe, FINDING_FRAMES};
 use crate::mismatch::{self, Kind};
 use crate::pattern::short;
 
 impl Probe {
     /// Waits for the response whose `id` equals `id`. Responses to other ids are kept for
     /// later; notifications and server requests are passed over. The first reply of a process
-    /// may take the start budget, every later one `wait`; with a [`Probe::barrier`], a process
-    /// that answered nothing within `wait` is sent the barrier, whose reply ends the wait.
-    pub async fn response(&mut self, id: &Value) -> Result<Value, String> {
+    /// may take the start budget, every later one `--timeout`; with a barrier
+    /// ([`Probe::set_barrier`]), a process that answered nothing within `--timeout` is sent the
+    /// barrier, whose reply ends the wait.
+    pub async fn response(&mut self, id: &Value) -> Result<Value, ProbeError> {
         if let Some(reply) = self.take_stashed(id) {
             return Ok(reply);
         }
@@ -27,14 +26,13 @@ impl Probe {
             return Err(why);
         }
         let started = tokio::time::Instant::now();
-        let first = !self.answered;
-        let mut limit = match (first, &self.barrier) {
-            (true, Some(_)) => self.wait,
-            (true, None) => self.start_wait,
-            (false, _) => self.wait,
+        let first = !self.replies.answered();
+        let mut limit = match (first, self.replies.has_barrier()) {
+            (true, false) => self.waits.start_wait,
+            _ => self.waits.wait,
         };
-        let garbage_before = self.garbage_total;
-        let stashed_before = self.stash.len();
+        let garbage_before = self.inbox.garbage_total();
+        let stashed_before = self.replies.stashed();
         loop {
             match self.next_until(started + limit).await {
                 Got::Json(v) if is_response(&v) => {
@@ -55,157 +53,153 @@ impl Probe {
                              line: {}",
                             short(&v)
                         );
-                        self.block(Kind::SpreadOverLines, why.clone());
-                        return Err(why);
+                        return Err(self.block(Kind::SpreadOverLines, why));
                     }
                 }
-                Got::OtherFraming(text) => {
-                    self.block(Kind::OtherFraming, text.clone());
-                    return Err(text);
-                }
+                Got::OtherFraming(text) => return Err(self.block(Kind::OtherFraming, text)),
                 Got::Json(_) | Got::Garbage(_) => {}
                 Got::Eof => {
-                    return Err(format!(
-                        "the server closed its stdout before answering id {id}{}{}",
-                        self.exit_note().await,
-                        self.garbage_note(garbage_before)
-                    ))
+                    return Err(ProbeError::Eof {
+                        awaited: Awaited::Reply(id.clone()),
+                        exit: self.exit_soon().await,
+                        notes: self.inbox.garbage_note(garbage_before),
+                    })
                 }
                 Got::Timeout => {
-                    if let (true, Some(barrier), None) =
-                        (first, self.barrier.clone(), &self.barrier_id)
-                    {
+                    if let Some(barrier) = self.replies.arm_barrier().filter(|_| first) {
                         // Nothing yet: ask for something the server must answer, and wait
                         // the start budget for either.
-                        let mut barrier = barrier;
-                        let bid = json!(self.id());
-                        barrier["id"] = bid.clone();
-                        self.barrier_id = Some(bid);
                         self.send(&barrier).await?;
-                        limit = self.start_wait;
+                        limit = self.waits.start_wait;
                         continue;
                     }
-                    self.timed_out = true;
-                    let others = self.other_replies_note(stashed_before);
-                    let budget = if self.answered {
-                        String::new()
-                    } else {
+                    let start_budget = !self.replies.answered();
+                    if start_budget {
                         self.silent_start(id, limit);
-                        " (the start budget, --start-timeout: the process had answered nothing)"
-                            .to_owned()
+                    }
+                    let error = ProbeError::Timeout {
+                        id: id.clone(),
+                        limit,
+                        start_budget,
+                        notes: self.replies.other_replies_note(stashed_before)
+                            + &self.inbox.garbage_note(garbage_before),
                     };
-                    return Err(format!(
-                        "no response to id {id} within {limit:?}{budget}{others}{}",
-                        self.garbage_note(garbage_before)
-                    ));
+                    self.ran_out(&error);
+                    return Err(error);
                 }
             }
         }
     }
 
+    /// A kept response to `id`, exact or (recorded as a finding) equal by value only.
+    fn take_stashed(&mut self, id: &Value) -> Option<Value> {
+        let stashed = self.replies.take_stashed(id)?;
+        if stashed.loosely {
+            self.id_form(id, &stashed.reply);
+        }
+        Some(stashed.reply)
+    }
+
+    fn id_form(&self, id: &Value, reply: &Value) {
+        let got = reply.get("id").cloned().unwrap_or_default();
+        self.find(
+            FINDING_FRAMES,
+            Kind::IdForm,
+            format!("the request had id {id}, its reply id {got} (matched by value to go on)"),
+        );
+    }
+
     /// A response that came while waiting for `id`: ends the wait (`Some`) if it is the one,
     /// equal by value (recorded), the barrier's, or a reply without an id that must be ours;
     /// else it is kept for later.
-    async fn on_response(&mut self, id: &Value, v: Value) -> Option<Result<Value, String>> {
+    async fn on_response(&mut self, id: &Value, v: Value) -> Option<Result<Value, ProbeError>> {
         let got = v.get("id");
         if got == Some(id) || got.is_some_and(|g| mismatch::loosely_equal(g, id)) {
             if got != Some(id) {
                 self.id_form(id, &v);
             }
-            self.disambiguation = None;
+            self.replies.stop_disambiguating();
             return Some(Ok(v));
         }
-        if self.barrier_id.is_some() && got == self.barrier_id.as_ref() {
+        if self.replies.is_barrier_reply(got) {
             return Some(self.after_barrier(id).await);
         }
-        let checking = self.disambiguation.is_some();
-        if checking && got == self.disambiguation.as_ref() {
+        if self.replies.is_disambiguation(got) {
             // The ping sent after an ambiguous reply came back first: that reply was ours,
             // without its id.
-            self.disambiguation = None;
-            let seen = self.stash.last().map(short).unwrap_or_default();
+            self.replies.stop_disambiguating();
+            let seen = self.replies.last_stashed().map(short).unwrap_or_default();
             return Some(Err(self.no_id(
                 id,
                 &format!("{seen} (a ping sent after it was answered before any other)"),
             )));
         }
         if mismatch::reply_without_id(&v) {
-            if self.notifications == 0 || checking {
-                return Some(Err(self.no_id(id, &short(&v))));
-            }
             // It may answer a notification sent before (wrongly), or be ours without its id: a
             // ping sent now tells which, by which reply comes next.
-            self.notifications -= 1;
-            let ping = json!(self.id());
-            let mut msg = json!({"jsonrpc": "2.0", "id": ping, "method": "ping"});
-            if let Some(meta) = &self.meta {
-                msg["method"] = json!(modern::DISCOVER);
-                msg["params"] = json!({"_meta": meta});
-            }
-            self.ignored.push(ping.clone());
-            self.disambiguation = Some(ping);
+            let Some(ping) = self.replies.disambiguate() else {
+                return Some(Err(self.no_id(id, &short(&v))));
+            };
+            let msg = self.ping_message(ping);
             if let Err(e) = self.send(&msg).await {
                 return Some(Err(e));
             }
         }
-        let ignored = got.is_some_and(|g| self.ignored.contains(g));
-        if self.stash.len() < KEPT && !ignored {
-            self.stash.push(v);
-        }
+        self.replies.stash(v);
         None
     }
 
+    /// A ping under `id`: in a modern session `server/discover` (2026-07-28 removed `ping`).
+    pub(super) fn ping_message(&self, id: Value) -> Value {
+        match &self.conversation.meta {
+            Some(meta) => json!({"jsonrpc": "2.0", "id": id, "method": modern::DISCOVER,
+                "params": {"_meta": meta}}),
+            None => json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
+        }
+    }
+
     /// A reply without an id where ours was due: a finding, and the wait is blocked by it.
-    fn no_id(&mut self, id: &Value, seen: &str) -> String {
+    fn no_id(&mut self, id: &Value, seen: &str) -> ProbeError {
         let why = format!("waiting for the reply to id {id}, a reply without an id came: {seen}");
-        self.find(Kind::NoId, why.clone());
-        self.block(Kind::NoId, why.clone());
-        why
+        self.find(FINDING_FRAMES, Kind::NoId, why.clone());
+        self.block(Kind::NoId, why)
     }
 
     /// Every request still waiting, `id` among them, got a reply under an id no request had:
     /// the server changed the ids, so the reply to `id` will not come under it. A finding, and
     /// the wait is blocked by it.
-    pub fn changed_ids(&mut self, id: &Value) -> Option<String> {
-        let ids = self.requests.answered_under_unknown_ids(id)?;
+    pub fn changed_ids(&mut self, id: &Value) -> Option<ProbeError> {
+        let ids = self.replies.answered_under_unknown_ids(id)?;
         let ids: Vec<String> = ids.iter().map(Value::to_string).collect();
         let why = format!(
             "waiting for the reply to id {id}, replies came under ids no request had: {}",
             ids.join(", ")
         );
-        self.find(Kind::UnknownId, why.clone());
-        self.block(Kind::UnknownId, why.clone());
-        Some(why)
+        self.find(FINDING_FRAMES, Kind::UnknownId, why.clone());
+        Some(self.block(Kind::UnknownId, why))
     }
 
     /// The barrier was answered before `id`: take what is already buffered, then conclude.
-    async fn after_barrier(&mut self, id: &Value) -> Result<Value, String> {
-        while let Got::Json(v) = self.next(Duration::ZERO).await {
-            if v.get("id") == Some(id) {
-                return Ok(v);
+    async fn after_barrier(&mut self, id: &Value) -> Result<Value, ProbeError> {
+        for got in self.buffered().await {
+            match got {
+                Got::Json(v) if v.get("id") == Some(id) => return Ok(v),
+                Got::Json(_) => {}
+                _ => break,
             }
         }
-        let method = self
-            .barrier
-            .as_ref()
-            .and_then(|b| b.get("method"))
-            .and_then(Value::as_str)
-            .unwrap_or("request");
-        Err(format!(
-            "no response to id {id}: nothing came within {:?}, then {method}, sent after it, \
-             was answered first",
-            self.wait
-        ))
+        Err(ProbeError::Overtaken {
+            id: id.clone(),
+            wait: self.waits.wait,
+            method: self.replies.barrier_method().to_owned(),
+        })
     }
 
     /// A process whose first request was a start-up one answered nothing within the start
     /// budget, though an earlier start of the same server answered: a finding.
     fn silent_start(&mut self, id: &Value, limit: Duration) {
-        let startup = matches!(
-            self.first_method.as_deref(),
-            Some("initialize") | Some(modern::DISCOVER)
-        );
-        let Some(earlier) = self.starts.any_answered() else {
+        let startup = self.replies.first_was(&["initialize", modern::DISCOVER]);
+        let Some(earlier) = self.witness.earlier_start_answered() else {
             return;
         };
         if !startup || self.conn.exit_status().is_some() {
@@ -214,16 +208,16 @@ impl Probe {
         let why = format!(
             "a process started for {} answered nothing (id {id}) within {limit:?} \
              (--start-timeout), though an earlier start of the same command answered in {:.2}s",
-            self.trace.check,
+            self.witness.check(),
             earlier.as_secs_f64()
         );
-        self.find(Kind::SilentStart, why.clone());
+        self.find(FINDING_FRAMES, Kind::SilentStart, why.clone());
         self.block(Kind::SilentStart, why);
     }
 
     /// The next response (requests and notifications from the server are passed over), or
     /// `None` if none came within `window`.
-    pub async fn next_response(&mut self, window: Duration) -> Result<Option<Value>, String> {
+    pub async fn next_response(&mut self, window: Duration) -> Result<Option<Value>, ProbeError> {
         let deadline = tokio::time::Instant::now() + window;
         loop {
             match self.next_until(deadline).await {
@@ -231,19 +225,16 @@ impl Probe {
                 Got::Json(_) => {}
                 Got::Spread(v, lines) => {
                     let why = format!("a reply spread over {lines} lines, not one: {}", short(&v));
-                    self.block(Kind::SpreadOverLines, why.clone());
-                    return Err(why);
+                    return Err(self.block(Kind::SpreadOverLines, why));
                 }
-                Got::OtherFraming(text) => {
-                    self.block(Kind::OtherFraming, text.clone());
-                    return Err(text);
-                }
-                Got::Garbage(g) => return Err(format!("bytes that are not a frame: {g}")),
+                Got::OtherFraming(text) => return Err(self.block(Kind::OtherFraming, text)),
+                Got::Garbage(g) => return Err(ProbeError::Garbage(g)),
                 Got::Eof => {
-                    return Err(format!(
-                        "the server closed its stdout{}",
-                        self.exit_note().await
-                    ))
+                    return Err(ProbeError::Eof {
+                        awaited: Awaited::Anything,
+                        exit: self.exit_soon().await,
+                        notes: String::new(),
+                    })
                 }
                 Got::Timeout => return Ok(None),
             }
@@ -254,27 +245,24 @@ impl Probe {
     /// modern session `server/discover`) and returns the responses and non-frames that came
     /// before its reply. A server answers in order, so anything meant for earlier messages
     /// comes first; no fixed window is waited out.
-    pub async fn until_barrier(&mut self) -> Result<Quiet, String> {
+    pub async fn until_barrier(&mut self) -> Result<Quiet, ProbeError> {
         let mut quiet = Quiet {
-            responses: std::mem::take(&mut self.stash),
+            responses: self.replies.take_all(),
             garbage: Vec::new(),
         };
-        let method = if self.meta.is_some() {
+        let method = if self.is_modern() {
             modern::DISCOVER
         } else {
             "ping"
         };
         let id = json!(self.id());
-        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if let Some(meta) = &self.meta {
-            msg["params"] = json!({"_meta": meta});
-        }
+        let msg = self.ping_message(id.clone());
         self.send(&msg).await?;
         let deadline = tokio::time::Instant::now()
-            + if self.answered {
-                self.wait
+            + if self.replies.answered() {
+                self.waits.wait
             } else {
-                self.start_wait
+                self.waits.start_wait
             };
         let is_barrier = |v: &Value| {
             v.get("id")
@@ -289,40 +277,38 @@ impl Probe {
                     break;
                 }
                 Got::Json(v) if is_response(&v) || v.is_array() => {
-                    if !self.is_ignored(&v) {
+                    if !self.replies.is_ignored(&v) {
                         quiet.responses.push(v);
                     }
                 }
                 Got::Json(_) => {}
                 Got::Garbage(g) => quiet.garbage.push(g),
                 Got::Spread(v, _) => quiet.responses.push(v),
-                Got::OtherFraming(text) => {
-                    self.block(Kind::OtherFraming, text.clone());
-                    return Err(text);
-                }
+                Got::OtherFraming(text) => return Err(self.block(Kind::OtherFraming, text)),
                 Got::Eof => {
-                    return Err(format!(
-                        "the server closed its stdout before answering the {method} sent as a \
-                         barrier{}",
-                        self.exit_note().await
-                    ))
+                    return Err(ProbeError::Eof {
+                        awaited: Awaited::Barrier(method),
+                        exit: self.exit_soon().await,
+                        notes: String::new(),
+                    })
                 }
                 Got::Timeout => {
-                    self.timed_out = true;
-                    return Err(format!(
-                        "no response within {:?} to the {method} sent after it as a barrier: \
-                         the server stopped answering",
-                        self.wait
-                    ));
+                    let error = ProbeError::BarrierTimeout {
+                        method,
+                        wait: self.waits.wait,
+                    };
+                    self.ran_out(&error);
+                    return Err(error);
                 }
             }
         }
-        // Whatever came before the barrier's reply was for what was sent before it.
-        self.notifications = 0;
+        self.replies.barrier_answered();
         // Whatever is already buffered behind the barrier's reply counts too.
-        loop {
-            match self.next(Duration::ZERO).await {
-                Got::Json(v) if (is_response(&v) || v.is_array()) && !self.is_ignored(&v) => {
+        for got in self.buffered().await {
+            match got {
+                Got::Json(v)
+                    if (is_response(&v) || v.is_array()) && !self.replies.is_ignored(&v) =>
+                {
                     quiet.responses.push(v)
                 }
                 Got::Garbage(g) => quiet.garbage.push(g),
@@ -336,12 +322,14 @@ impl Probe {
     /// After [`Probe::until_barrier`], for a check that expects replies: a server may answer
     /// requests in any order (JSON-RPC asks for none), so what did not come before the
     /// barrier's reply may still come. Reads responses into `quiet` until `done` says they are
-    /// all there, or for `wait` at most.
+    /// all there, or for `--timeout` at most.
     pub async fn late_replies(&mut self, quiet: &mut Quiet, done: impl Fn(&[Value]) -> bool) {
-        let deadline = tokio::time::Instant::now() + self.wait;
+        let deadline = tokio::time::Instant::now() + self.waits.wait;
         while !done(&quiet.responses) {
             match self.next_until(deadline).await {
-                Got::Json(v) if (is_response(&v) || v.is_array()) && !self.is_ignored(&v) => {
+                Got::Json(v)
+                    if (is_response(&v) || v.is_array()) && !self.replies.is_ignored(&v) =>
+                {
                     quiet.responses.push(v)
                 }
                 Got::Garbage(g) => quiet.garbage.push(g),
@@ -351,156 +339,25 @@ impl Probe {
         }
     }
 
-    /// A reply to a request the harness sent for itself.
-    fn is_ignored(&self, reply: &Value) -> bool {
-        reply.get("id").is_some_and(|id| self.ignored.contains(id))
-    }
-
-    /// A short session of ordinary and failing requests (answers are the caller's to judge
-    /// through [`Probe::received`]).
-    pub async fn exercise(&mut self) {
-        if self.meta.is_none() {
-            let _ = self.request("ping", None).await;
-        }
-        let _ = self.request("tools/list", None).await;
-        let _ = self.request("no/such/method", None).await;
-        let _ = self
-            .request(
-                "tools/call",
-                Some(json!({"name": "mcp-conformance-no-such-tool", "arguments": {}})),
-            )
-            .await;
-    }
-
-    /// Sends a request with a fresh id and returns its whole response object. In a modern
-    /// session the request carries [`Probe::meta`] as `params._meta` (unless it has its own).
-    pub async fn request(&mut self, method: &str, params: Option<Value>) -> Result<Value, String> {
-        let params = match &self.meta {
-            Some(meta) => Some(with_meta(params, meta)),
-            None => params,
-        };
-        self.send_request(method, params).await
-    }
-
-    /// A 2026-07-28 request: `params._meta` carries the version, empty client capabilities and
-    /// the harness's identity ([`modern_meta`]), whatever kind of session this is.
-    pub async fn modern_request(
-        &mut self,
-        method: &str,
-        params: Option<Value>,
-    ) -> Result<Value, String> {
-        let params = with_meta(params, &modern_meta(modern::VERSION));
-        self.send_request(method, Some(params)).await
-    }
-
-    /// Sends a request exactly as given (no `_meta` added) and returns its response object.
-    pub async fn send_request(
-        &mut self,
-        method: &str,
-        params: Option<Value>,
-    ) -> Result<Value, String> {
-        let id = json!(self.id());
-        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if let Some(p) = params {
-            msg["params"] = p;
-        }
-        self.send(&msg).await?;
-        self.response(&id).await
-    }
-
-    pub async fn notify(&mut self, method: &str, params: Option<Value>) -> Result<(), String> {
-        self.notifications += 1;
-        self.notifications_sent += 1;
-        let mut msg = json!({"jsonrpc": "2.0", "method": method});
-        if let Some(p) = params {
-            msg["params"] = p;
-        }
-        self.send(&msg).await
-    }
-
-    /// `initialize` with `version`; returns the response object (result or error).
-    pub async fn initialize(&mut self, version: &str) -> Result<Value, String> {
-        self.request("initialize", Some(initialize_params(version)))
-            .await
-    }
-
-    /// `initialize` + `notifications/initialized`; returns the initialize result.
-    pub async fn handshake(&mut self, version: &str) -> Result<Value, String> {
-        let reply = self.initialize(version).await?;
-        match reply.get("result") {
-            Some(result) => {
-                let result = result.clone();
-                self.notify("notifications/initialized", None).await?;
-                Ok(result)
-            }
-            None => Err(format!("initialize failed: {}", short(&reply))),
-        }
-    }
-
-    /// Expects no response (and nothing that is not a frame) within `window`.
-    pub async fn silence(&mut self, window: Duration) -> Result<(), String> {
-        if let Some(r) = self.stash.first() {
-            return Err(format!("got {}", short(r)));
+    /// Expects no response (and nothing that is not a frame) within `window`: what came
+    /// instead, if anything.
+    pub async fn silence(&mut self, window: Duration) -> Option<String> {
+        if let Some(r) = self.replies.first_stashed() {
+            return Some(format!("got {}", short(r)));
         }
         let deadline = tokio::time::Instant::now() + window;
         loop {
             match self.next_until(deadline).await {
-                Got::Timeout | Got::Eof => return Ok(()),
+                Got::Timeout | Got::Eof => return None,
                 Got::Json(v) | Got::Spread(v, _) if is_response(&v) => {
-                    return Err(format!("got {}", short(&v)))
+                    return Some(format!("got {}", short(&v)))
                 }
                 Got::Json(_) | Got::Spread(..) => {}
                 Got::Garbage(g) | Got::OtherFraming(g) => {
-                    return Err(format!("got bytes that are not a frame: {g}"))
+                    return Some(format!("got bytes that are not a frame: {g}"))
                 }
             }
         }
-    }
-
-    /// Checks the server still answers: a ping (in a modern session `server/discover`), or
-    /// any response to it.
-    pub async fn still_serving(&mut self) -> Result<(), String> {
-        let method = if self.meta.is_some() {
-            modern::DISCOVER
-        } else {
-            "ping"
-        };
-        self.request(method, None)
-            .await
-            .map(drop)
-            .map_err(|e| format!("the server stopped serving: {e}"))
-    }
-
-    pub fn close_stdin(&mut self) {
-        self.conn.close_stdin();
-    }
-
-    pub fn terminate(&self) {
-        self.conn.terminate();
-    }
-
-    pub async fn wait_exit(&self, limit: Duration) -> Option<ExitStatus> {
-        self.conn.wait_exit(limit).await
-    }
-
-    /// Has the process ended, or closed its stdout?
-    pub fn gone(&self) -> bool {
-        self.closed || self.conn.exit_status().is_some()
-    }
-
-    /// How the server ended, if it did within a moment: ` (the server was killed by signal 9
-    /// (SIGKILL))`, or nothing.
-    pub async fn exit_note(&self) -> String {
-        match self.conn.wait_exit(Duration::from_millis(300)).await {
-            Some(status) => format!(" (the server {})", describe_exit(status)),
-            None => String::new(),
-        }
-    }
-
-    /// The last lines of the process's stderr, waiting a moment for them to arrive.
-    pub async fn stderr_tail(&self, n: usize) -> Vec<String> {
-        let lines = self.conn.stderr(Duration::from_millis(300)).await;
-        lines[lines.len().saturating_sub(n)..].to_vec()
     }
 }
 

@@ -95,14 +95,17 @@
 //!   (`firstMs`), the median one (`medianMs`) and the slowest (`slowestMs`), null if none
 //!   answered.
 //! - `findings` (array): root causes, replies that arrived but could not be matched to their
-//!   requests, each once: `kind` (`id-form`: an id equal by value only, `1.0` for `1`, matched
-//!   leniently so the run goes on; `spread-over-lines`: one message over several lines;
-//!   `other-framing`: replies in the framing the harness does not speak; `no-id`: a reply
-//!   without the id its request had; `unknown-id`: replies under ids no request had, one for
-//!   each request still waiting; `silent-start`: a process that answered nothing within
-//!   `--start-timeout` though an earlier one answered), `owner` (the check whose rule it breaks,
-//!   which FAILs with the frames), `seenIn` (the check that met it first), `actual` (what was
-//!   seen) and `count` (how often).
+//!   requests or did not come, each once: `kind` (`id-form`: an id equal by value only, `1.0`
+//!   for `1`, matched leniently so the run goes on; `spread-over-lines`: one message over
+//!   several lines; `other-framing`: replies in the framing the harness does not speak;
+//!   `no-id`: a reply without the id its request had; `unknown-id`: replies under ids no
+//!   request had, one for each request still waiting; `silent-start`: a process that answered
+//!   nothing within `--start-timeout` though an earlier one answered; `stops-answering`: after
+//!   the handshake, waits for replies ran out in two processes, so the checks that would wait
+//!   for one were not run), `owner` (the check whose rule it breaks, which FAILs with the
+//!   frames; for `stops-answering`, the first check that failed on it), `seenIn` (the check
+//!   that met it first), `actual` (what was seen) and `count` (how often; for
+//!   `stops-answering`, in how many processes).
 //! - `checks` (array): one object per check, in report order (the order `--list` shows).
 //!
 //! A check:
@@ -247,7 +250,7 @@ fn starts(report: &TargetReport) -> Value {
 fn finding(f: &Finding) -> Value {
     json!({
         "kind": f.kind.as_str(),
-        "owner": f.kind.owner(),
+        "owner": f.owner,
         "seenIn": f.seen_in,
         "actual": f.actual,
         "count": f.count,

@@ -114,7 +114,19 @@ fn suite(report: &TargetReport) -> Suite {
         attr(name),
         seconds(report.duration)
     );
-    xml.push_str("    <properties>\n");
+    xml.push_str(&properties(report, counts.blocked));
+    xml.push_str(&cases);
+    xml.push_str("  </testsuite>\n");
+    Suite {
+        tests,
+        failures,
+        skipped,
+        xml,
+    }
+}
+
+/// The suite's `<properties>`: how the target was run and what the run found of it.
+fn properties(report: &TargetReport, blocked: usize) -> String {
     let mut properties = vec![
         ("command", report.command.clone()),
         ("framing", report.framing.clone()),
@@ -126,12 +138,13 @@ fn suite(report: &TargetReport) -> Suite {
     if let Some(server) = server_label(report.server_info.as_ref()) {
         properties.push(("serverInfo", server));
     }
-    if counts.blocked > 0 {
-        properties.push(("blocked", counts.blocked.to_string()));
+    if blocked > 0 {
+        properties.push(("blocked", blocked.to_string()));
     }
     if let Some(starts) = starts_text(report) {
         properties.push(("starts", starts));
     }
+    let mut xml = String::from("    <properties>\n");
     for (key, value) in properties {
         let _ = writeln!(
             xml,
@@ -140,14 +153,7 @@ fn suite(report: &TargetReport) -> Suite {
         );
     }
     xml.push_str("    </properties>\n");
-    xml.push_str(&cases);
-    xml.push_str("  </testsuite>\n");
-    Suite {
-        tests,
-        failures,
-        skipped,
-        xml,
-    }
+    xml
 }
 
 fn case(out: &mut String, target: &str, r: &CheckResult) {
@@ -329,7 +335,7 @@ fn escape(s: &str, attribute: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use mcp_client::raw::Direction;
+    use crate::transcript::Direction;
 
     use super::*;
     use crate::check::{Level, Outcome, Status};

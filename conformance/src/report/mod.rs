@@ -11,7 +11,7 @@ pub mod transcript;
 
 use std::time::Duration;
 
-use mcp_client::raw::Direction;
+use crate::transcript::Direction;
 
 use crate::check::{Status, TargetReport};
 
@@ -225,8 +225,8 @@ pub(crate) mod tests {
 
     use std::time::Duration;
 
-    use mcp_client::raw::Direction;
-    use mcp_client::TranscriptEntry;
+    use crate::transcript::Direction;
+    use crate::transcript::TranscriptEntry;
     use serde_json::json;
 
     use super::*;
@@ -251,7 +251,7 @@ pub(crate) mod tests {
                 reason: String::new(),
                 echo_only: false,
                 echo_level: None,
-                session: crate::check::Session::Own,
+                runs_in: crate::check::RunsIn::Own,
                 ends_session: false,
                 runs_first: false,
                 shares: String::new(),

@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use mcp_client::TranscriptEntry;
+use crate::transcript::TranscriptEntry;
 
 use super::{
     areas, direction_name, eras_text, one_line, server_label, starts_text, tail, target_failed,
@@ -207,7 +207,7 @@ fn root_causes(out: &mut String, report: &TargetReport, paint: Paint) {
     }
     let _ = writeln!(out, "\n{}", paint.style(BOLD, "root cause"));
     for f in &report.findings {
-        let owner = f.kind.owner();
+        let owner = f.owner.as_str();
         let blocked = report
             .results
             .iter()
@@ -555,7 +555,7 @@ fn wrap(text: &str, first: usize, next: usize) -> Vec<String> {
 mod tests {
     use std::time::Duration;
 
-    use mcp_client::raw::Direction;
+    use crate::transcript::Direction;
 
     use super::*;
     use crate::check::{Level, Outcome, Status};
@@ -829,6 +829,7 @@ Overall: PASS (1 target: 1 passed, 0 failed)
         ];
         report.findings = vec![Finding {
             kind: Kind::SpreadOverLines,
+            owner: "framing.no-embedded-newlines".to_owned(),
             seen_in: "era.detect".to_owned(),
             actual: "one JSON message spread over 5 lines".to_owned(),
             frames: Vec::new(),

@@ -1,4 +1,4 @@
-//! How a probe reaches its server: a process's stdio ([`RawConnection`]) or a Streamable HTTP
+//! How a probe reaches its server: a process's stdio ([`StdioConn`]) or a Streamable HTTP
 //! endpoint ([`HttpConn`]). Both hand out the same [`RawEvent`] frames and keep the same
 //! transcript, so checks are written once; what only a process has (stdin, signals, an exit,
 //! stderr) is absent over HTTP.
@@ -6,25 +6,26 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use mcp_client::{RawConnection, RawEvent, TranscriptEntry};
 use mcp_protocol::Framing;
 
-pub mod http;
+use crate::transcript::TranscriptEntry;
 
+mod event;
+pub mod http;
+mod stdio;
+
+pub use event::RawEvent;
 pub use http::{Endpoint, HttpConn};
+pub use stdio::StdioConn;
 
 /// One connection to the server under test.
 #[derive(Debug)]
 pub enum Conn {
-    Stdio(RawConnection),
+    Stdio(StdioConn),
     Http(HttpConn),
 }
 
 impl Conn {
-    pub fn is_http(&self) -> bool {
-        matches!(self, Conn::Http(_))
-    }
-
     pub fn framing(&self) -> Framing {
         match self {
             Conn::Stdio(c) => c.framing(),
@@ -69,6 +70,14 @@ impl Conn {
         match self {
             Conn::Stdio(c) => c.recv(limit).await,
             Conn::Http(c) => c.recv(limit).await,
+        }
+    }
+
+    /// How many events `recv` can return without waiting.
+    pub fn buffered(&self) -> usize {
+        match self {
+            Conn::Stdio(c) => c.buffered(),
+            Conn::Http(c) => c.buffered(),
         }
     }
 

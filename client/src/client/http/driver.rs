@@ -18,7 +18,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::Conn;
 use super::{listen, post};
-use crate::client::lock::lock;
 use crate::client::shared::Shared;
 use crate::era::Connected;
 use crate::error::CloseCause;
@@ -162,7 +161,7 @@ impl Driver {
             never_sent = self.waiting.len() < waiting;
         }
         let modern = matches!(
-            lock(&self.shared.connected).as_ref(),
+            self.shared.connected.lock().as_ref(),
             Some(Connected::Modern { .. })
         );
         if !modern && !never_sent {

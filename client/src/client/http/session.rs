@@ -2,15 +2,14 @@
 //! headers), the legacy session id, what ends a session (a 404, or `DELETE` on close), and the
 //! headers every message gets from what the connection learned.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use mcp_protocol::http::{Negotiated, Posted, RequestHeaders};
 use mcp_protocol::Message;
+use parking_lot::Mutex;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
-use crate::client::lock::lock;
 use crate::client::shared::Shared;
 use crate::era::Connected;
 use crate::state::Phase;
@@ -65,7 +64,7 @@ impl Conn {
     }
 
     pub(super) fn session(&self) -> Option<String> {
-        lock(&self.session).clone()
+        self.session.lock().clone()
     }
 
     /// Keeps the session id an `initialize` reply set, if it is one: visible ASCII
@@ -73,7 +72,7 @@ impl Conn {
     pub(super) fn set_session(&self, value: &[u8]) {
         let valid = !value.is_empty() && value.iter().all(|b| (0x21..=0x7e).contains(b));
         match (valid, std::str::from_utf8(value)) {
-            (true, Ok(id)) => *lock(&self.session) = Some(id.to_owned()),
+            (true, Ok(id)) => *self.session.lock() = Some(id.to_owned()),
             _ => tracing::warn!("ignored an Mcp-Session-Id that is not visible ASCII"),
         }
     }
@@ -82,14 +81,14 @@ impl Conn {
     /// the session, forget it and put the connection back to `new`, so `connect()` starts a
     /// new one. Only the first 404 for a session does this.
     pub(super) fn expire(&self, ended: &str, shared: &Shared) {
-        let mut session = lock(&self.session);
+        let mut session = self.session.lock();
         if session.as_deref() != Some(ended) {
             return;
         }
         *session = None;
         drop(session);
         tracing::warn!(session = ended, "the server ended the HTTP session (404)");
-        *lock(&shared.connected) = None;
+        *shared.connected.lock() = None;
         shared.set_phase_unless_closed(Phase::New);
     }
 
@@ -103,7 +102,7 @@ impl Conn {
             session: self.session(),
             ..Context::default()
         };
-        match lock(&shared.connected).as_ref() {
+        match shared.connected.lock().as_ref() {
             Some(Connected::Legacy(init)) => {
                 cx.legacy_version = Some(init.protocol_version.clone())
             }
@@ -136,6 +135,6 @@ impl Conn {
             Ok(Err(e)) => tracing::debug!("DELETE of the session failed: {e}"),
             Err(_) => tracing::debug!("DELETE of the session got no answer within {within:?}"),
         }
-        *lock(&self.session) = None;
+        *self.session.lock() = None;
     }
 }

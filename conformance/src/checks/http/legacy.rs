@@ -5,10 +5,10 @@ use mcp_protocol::http::{EVENT_STREAM, PROTOCOL_VERSION, SESSION_ID};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use super::wire::{modern_post, seen, Ask, Wire};
+use super::wire::{modern_post, seen, Ask, Wire, WireError};
 use crate::check::Outcome;
 use crate::checks::step;
-use crate::session::Ctx;
+use crate::ctx::Ctx;
 use crate::transport::http::reply::Reply;
 
 /// A foreign origin: a page on another site, as a DNS rebinding attack sends.
@@ -20,14 +20,14 @@ fn ok(reply: &Reply) -> bool {
     (200..300).contains(&reply.status)
 }
 
-async fn ready(ctx: &Ctx) -> Result<Wire, String> {
+async fn ready(ctx: &Ctx) -> Result<Wire, WireError> {
     let mut w = Wire::new(ctx)?;
     w.initialize().await?;
     Ok(w)
 }
 
 /// A ping of the session `w` holds, sent with `ask`'s changes.
-async fn ping(w: &mut Wire, change: impl FnOnce(Ask) -> Ask) -> Result<Reply, String> {
+async fn ping(w: &mut Wire, change: impl FnOnce(Ask) -> Ask) -> Result<Reply, WireError> {
     let req = w.request("ping", None);
     let ask = change(w.post(&req));
     w.send(ask).await
@@ -221,7 +221,7 @@ pub async fn version_invalid(ctx: &Ctx) -> Outcome {
 
 pub async fn origin_forbidden(ctx: &Ctx) -> Outcome {
     let mut w = step!(Wire::new(ctx), "an HTTP client");
-    let legacy = ctx.era.as_ref().is_none_or(|e| e.legacy);
+    let legacy = ctx.era().legacy;
     let ask = if legacy {
         let init = w.request(
             "initialize",

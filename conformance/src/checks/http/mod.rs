@@ -13,6 +13,7 @@ use futures::FutureExt;
 
 use crate::catalog::Check;
 use crate::check::{Level, Transport};
+use crate::ids;
 
 const LEGACY: &str = "basic/transports.mdx (2025-11-25), Streamable HTTP";
 const MODERN: &str = "2026-07-28 basic/transports/streamable-http.mdx";
@@ -21,12 +22,21 @@ fn spec(page: &str, section: &str) -> String {
     format!("{page}, {section}")
 }
 
+/// Only on Streamable HTTP.
+fn http(c: Check) -> Check {
+    c.transport(Transport::Http)
+}
+
 pub fn checks() -> Vec<Check> {
-    let http = |c: Check| c.transport(Transport::Http);
+    [posts(), sessions(), headers(), modern()].concat()
+}
+
+/// POSTs: a notification's and a request's replies, what `Accept` they need, SSE replies.
+fn posts() -> Vec<Check> {
     vec![
         http(
             Check::code(
-                "http.notification-202",
+                ids::HTTP_NOTIFICATION_202,
                 Level::Must,
                 "a POST of a notification the server accepts (notifications/initialized) gets 202 Accepted with no body",
                 &spec(LEGACY, "Sending Messages to the Server"),
@@ -37,7 +47,7 @@ pub fn checks() -> Vec<Check> {
         ),
         http(
             Check::code(
-                "http.request-content-type",
+                ids::HTTP_REQUEST_CONTENT_TYPE,
                 Level::Must,
                 "a POST of a request (initialize, ping) gets Content-Type application/json or text/event-stream",
                 &spec(LEGACY, "Sending Messages to the Server"),
@@ -47,7 +57,7 @@ pub fn checks() -> Vec<Check> {
         ),
         http(
             Check::code(
-                "http.accept-json-only",
+                ids::HTTP_ACCEPT_JSON_ONLY,
                 Level::Info,
                 "what a POST of a request whose Accept lists only application/json gets",
                 &spec(LEGACY, "Sending Messages to the Server"),
@@ -58,7 +68,7 @@ pub fn checks() -> Vec<Check> {
         ),
         http(
             Check::code(
-                "http.sse-response",
+                ids::HTTP_SSE_RESPONSE,
                 Level::Should,
                 "an SSE reply to a request carries its JSON-RPC response: events whose data is each one JSON-RPC message, the response among them",
                 &spec(LEGACY, "Sending Messages to the Server"),
@@ -68,7 +78,7 @@ pub fn checks() -> Vec<Check> {
         ),
         http(
             Check::code(
-                "http.sse-ends",
+                ids::HTTP_SSE_ENDS,
                 Level::Should,
                 "an SSE reply to a request ends once its response is sent",
                 &spec(LEGACY, "Sending Messages to the Server"),
@@ -76,9 +86,15 @@ pub fn checks() -> Vec<Check> {
             )
             .quote("After the JSON-RPC response has been sent, the server SHOULD terminate the SSE stream."),
         ),
+    ]
+}
+
+/// Sessions (`Mcp-Session-Id`) and the GET stream.
+fn sessions() -> Vec<Check> {
+    vec![
         http(
             Check::code(
-                "http.session-id-visible-ascii",
+                ids::HTTP_SESSION_ID_VISIBLE_ASCII,
                 Level::Must,
                 "an Mcp-Session-Id given with the InitializeResult holds only visible ASCII (0x21-0x7E)",
                 &spec(LEGACY, "Session Management"),
@@ -88,7 +104,7 @@ pub fn checks() -> Vec<Check> {
         ),
         http(
             Check::code(
-                "http.session-required",
+                ids::HTTP_SESSION_REQUIRED,
                 Level::Should,
                 "once a session is made, a request without Mcp-Session-Id gets 400 Bad Request",
                 &spec(LEGACY, "Session Management"),
@@ -98,7 +114,7 @@ pub fn checks() -> Vec<Check> {
         ),
         http(
             Check::code(
-                "http.session-unknown",
+                ids::HTTP_SESSION_UNKNOWN,
                 Level::Info,
                 "what a request with an Mcp-Session-Id the server never issued gets (404, as for a terminated session, is what a client expects)",
                 &spec(LEGACY, "Session Management"),
@@ -109,7 +125,7 @@ pub fn checks() -> Vec<Check> {
         ),
         http(
             Check::code(
-                "http.session-delete",
+                ids::HTTP_SESSION_DELETE,
                 Level::Must,
                 "DELETE with the session id ends the session (later requests with it get 404), or gets 405 (not supported)",
                 &spec(LEGACY, "Session Management"),
@@ -119,7 +135,7 @@ pub fn checks() -> Vec<Check> {
         ),
         http(
             Check::code(
-                "http.get-stream",
+                ids::HTTP_GET_STREAM,
                 Level::Must,
                 "GET on the endpoint (Accept: text/event-stream) gets Content-Type text/event-stream or 405",
                 &spec(LEGACY, "Listening for Messages from the Server"),
@@ -127,9 +143,15 @@ pub fn checks() -> Vec<Check> {
             )
             .quote("The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405 Method Not Allowed, indicating that the server does not offer an SSE stream at this endpoint."),
         ),
+    ]
+}
+
+/// The protocol version header, `Origin`, and what an HTTP error's body holds.
+fn headers() -> Vec<Check> {
+    vec![
         http(
             Check::code(
-                "http.protocol-version-invalid",
+                ids::HTTP_PROTOCOL_VERSION_INVALID,
                 Level::Must,
                 "a request with MCP-Protocol-Version 1999-01-01 after initialize gets 400 Bad Request",
                 &spec(LEGACY, "Protocol Version Header"),
@@ -139,17 +161,18 @@ pub fn checks() -> Vec<Check> {
         ),
         http(
             Check::code(
-                "http.origin-forbidden",
+                ids::HTTP_ORIGIN_FORBIDDEN,
                 Level::Must,
                 "a POST with a foreign Origin (http://evil.example) gets 403 Forbidden (DNS rebinding)",
                 &spec(LEGACY, "Security Warning"),
                 |ctx| legacy::origin_forbidden(ctx).boxed(),
             )
-            .quote("If the Origin header is present and invalid, servers MUST respond with HTTP 403 Forbidden."),
+            .quote("If the Origin header is present and invalid, servers MUST respond with HTTP 403 Forbidden.")
+            .any_era(),
         ),
         http(
             Check::code(
-                "http.error-body",
+                ids::HTTP_ERROR_BODY,
                 Level::Info,
                 "what the body of an HTTP error holds (a JSON-RPC error response without an id, which the text allows, or nothing)",
                 &spec(LEGACY, "Security Warning; Sending Messages to the Server"),
@@ -158,35 +181,44 @@ pub fn checks() -> Vec<Check> {
             .quote("The HTTP response body MAY comprise a JSON-RPC error response that has no id")
             .because("a MAY: what comes is reported"),
         ),
+    ]
+}
+
+/// 2026-07-28: no GET or DELETE, and the mirrored headers.
+fn modern() -> Vec<Check> {
+    vec![
         http(
             Check::code(
-                "http.modern-get-delete-405",
+                ids::HTTP_MODERN_GET_DELETE_405,
                 Level::Should,
                 "a 2026-07-28-only server answers GET and DELETE on the endpoint with 405 Method Not Allowed",
                 &spec(MODERN, "Backward Compatibility, Earlier Streamable HTTP Revisions"),
                 |ctx| modern::get_delete_405(ctx).boxed(),
             )
-            .quote("A server that supports only this revision and receives such traffic from an older client SHOULD respond as follows: HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed."),
+            .quote("A server that supports only this revision and receives such traffic from an older client SHOULD respond as follows: HTTP GET or DELETE to the MCP endpoint: respond with 405 Method Not Allowed.")
+            .modern(),
         ),
         http(
             Check::code(
-                "http.modern-header-missing",
+                ids::HTTP_MODERN_HEADER_MISSING,
                 Level::Must,
                 "a 2026-07-28 request without Mcp-Method gets 400 with JSON-RPC error -32020 (HeaderMismatch)",
                 &spec(MODERN, "Request Metadata, Server Validation"),
                 |ctx| modern::header_missing(ctx).boxed(),
             )
-            .quote("When rejecting a request due to header validation failure, servers MUST return HTTP status 400 Bad Request and MUST include a JSON-RPC error response using the following error code: -32020 / A required standard header (MCP-Protocol-Version, Mcp-Method, Mcp-Name) is missing."),
+            .quote("When rejecting a request due to header validation failure, servers MUST return HTTP status 400 Bad Request and MUST include a JSON-RPC error response using the following error code: -32020 / A required standard header (MCP-Protocol-Version, Mcp-Method, Mcp-Name) is missing.")
+            .modern(),
         ),
         http(
             Check::code(
-                "http.modern-header-mismatch",
+                ids::HTTP_MODERN_HEADER_MISMATCH,
                 Level::Must,
                 "2026-07-28 requests whose Mcp-Method or Mcp-Name disagrees with the body get 400 with -32020",
                 &spec(MODERN, "Request Metadata, Server Validation"),
                 |ctx| modern::header_mismatch(ctx).boxed(),
             )
-            .quote("Servers that process the request body MUST reject requests where the values specified in the headers do not match the corresponding values in the request body. / servers MUST return HTTP status 400 Bad Request and MUST include a JSON-RPC error response using the following error code: -32020"),
+            .quote("Servers that process the request body MUST reject requests where the values specified in the headers do not match the corresponding values in the request body. / servers MUST return HTTP status 400 Bad Request and MUST include a JSON-RPC error response using the following error code: -32020")
+            .modern(),
         ),
     ]
 }

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::wire::{modern_post, seen, Ask, Wire};
 use crate::check::Outcome;
 use crate::checks::step;
-use crate::session::Ctx;
+use crate::ctx::Ctx;
 use crate::transport::http::reply::Reply;
 
 /// Is `reply` the rejection the text asks for: 400 with a -32020 JSON-RPC error?
@@ -22,7 +22,7 @@ fn rejected(reply: &Reply) -> bool {
 }
 
 pub async fn get_delete_405(ctx: &Ctx) -> Outcome {
-    let legacy = ctx.era.as_ref().is_some_and(|e| e.legacy);
+    let legacy = ctx.era().legacy;
     if legacy {
         return Outcome::Skip(
             "the server also speaks the legacy era, where GET and DELETE have a meaning".into(),

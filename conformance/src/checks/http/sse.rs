@@ -1,15 +1,15 @@
 //! SSE replies to a POSTed request: each event's data is one JSON-RPC message, the response is
 //! among them, and the stream ends after it.
 
-use super::wire::{seen, Wire};
+use super::wire::{seen, Wire, WireError};
 use crate::check::Outcome;
 use crate::checks::step;
-use crate::session::Ctx;
+use crate::ctx::Ctx;
 use crate::transport::http::reply::{answers, Body, Reply};
 use serde_json::Value;
 
 /// A ping POSTed in a fresh session and its reply.
-async fn ping_reply(ctx: &Ctx) -> Result<(Reply, Value), String> {
+async fn ping_reply(ctx: &Ctx) -> Result<(Reply, Value), WireError> {
     let mut w = Wire::new(ctx)?;
     w.initialize().await?;
     let req = w.request("ping", None);

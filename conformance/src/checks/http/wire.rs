@@ -6,17 +6,36 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_client::raw::Direction;
+use crate::transcript::Direction;
 use mcp_protocol::http::{Negotiated, Posted, RequestHeaders, EVENT_STREAM, NAME, SESSION_ID};
 use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::Method;
 use serde_json::{json, Value};
 
+use crate::ctx::Ctx;
 use crate::probe::{initialize_params, modern_meta};
-use crate::session::Ctx;
 use crate::transport::http::reply::{self, Reply};
 use crate::transport::http::Log;
 use crate::transport::Endpoint;
+
+/// Why a check's HTTP exchange did not give it a reply to judge.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WireError {
+    #[error("the target is not reached over HTTP")]
+    NotHttp,
+    #[error("no HTTP client could be made")]
+    NoClient,
+    #[error("no HTTP response within {0:?}")]
+    NoResponse(Duration),
+    #[error("the {method} failed: {reason}")]
+    Failed { method: Method, reason: String },
+    /// `initialize` got a reply without the JSON-RPC response it needs: the reply, in words.
+    #[error("initialize got no JSON-RPC response: {0}")]
+    NoResponseMessage(String),
+    /// `initialize` got a JSON-RPC response without a result: the reply's text.
+    #[error("initialize got no result: {0}")]
+    NoResult(String),
+}
 
 /// One HTTP request of a check.
 #[derive(Debug, Clone)]
@@ -98,22 +117,14 @@ impl Drop for Wire {
 
 impl Wire {
     /// A client of the check's target, or why there is none (a stdio target).
-    pub fn new(ctx: &Ctx) -> Result<Wire, String> {
-        let endpoint = ctx
-            .target()
-            .http
-            .clone()
-            .ok_or("the target is not reached over HTTP")?;
-        let client = ctx
-            .spawner
-            .http_client
-            .clone()
-            .ok_or("no HTTP client could be made")?;
+    pub fn new(ctx: &Ctx) -> Result<Wire, WireError> {
+        let endpoint = ctx.target().http.clone().ok_or(WireError::NotHttp)?;
+        let client = ctx.http_client().ok_or(WireError::NoClient)?;
         Ok(Wire {
             endpoint,
             client,
             log: Log::new(),
-            trace: ctx.trace.clone(),
+            trace: ctx.trace().clone(),
             wait: ctx.config().wait,
             limit: ctx.config().max_message_bytes,
             session: None,
@@ -158,7 +169,7 @@ impl Wire {
 
     /// Sends `ask` and reads the reply within `--timeout` (an SSE stream until it ends, or
     /// briefly after the response to `message`'s id).
-    pub async fn send(&mut self, ask: Ask) -> Result<Reply, String> {
+    pub async fn send(&mut self, ask: Ask) -> Result<Reply, WireError> {
         let mut headers = self.endpoint.header_map();
         let mut shown = Vec::new();
         for (name, value) in &ask.headers {
@@ -197,13 +208,16 @@ impl Wire {
         let deadline = tokio::time::Instant::now() + self.wait;
         let resp = match tokio::time::timeout_at(deadline, request.send()).await {
             Err(_) => {
-                let e = format!("no HTTP response within {:?}", self.wait);
-                self.log.record(Direction::Event, e.clone());
+                let e = WireError::NoResponse(self.wait);
+                self.log.record(Direction::Event, e.to_string());
                 return Err(e);
             }
             Ok(Err(e)) => {
-                let e = format!("the {} failed: {e}", ask.method);
-                self.log.record(Direction::Event, e.clone());
+                let e = WireError::Failed {
+                    method: ask.method.clone(),
+                    reason: e.to_string(),
+                };
+                self.log.record(Direction::Event, e.to_string());
                 return Err(e);
             }
             Ok(Ok(resp)) => resp,
@@ -236,7 +250,7 @@ impl Wire {
     }
 
     /// `initialize` and then `notifications/initialized` (see [`Wire::open`]).
-    pub async fn initialize(&mut self) -> Result<Reply, String> {
+    pub async fn initialize(&mut self) -> Result<Reply, WireError> {
         let reply = self.open().await?;
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let ask = self.post(&note);
@@ -246,7 +260,7 @@ impl Wire {
 
     /// `initialize` offering the latest version: the session id and version are kept for
     /// later requests. The reply is returned.
-    pub async fn open(&mut self) -> Result<Reply, String> {
+    pub async fn open(&mut self) -> Result<Reply, WireError> {
         let init = self.request("initialize", Some(initialize_params(crate::LATEST)));
         let ask = Ask::post(&init);
         let reply = self.send(ask).await?;
@@ -255,16 +269,12 @@ impl Wire {
             .into_iter()
             .find(|m| reply::answers(m, &init["id"]))
             .ok_or_else(|| {
-                format!(
-                    "initialize got no JSON-RPC response: {} {}",
-                    reply.status_line(),
-                    reply.text()
-                )
+                WireError::NoResponseMessage(format!("{} {}", reply.status_line(), reply.text()))
             })?;
         let version = answer
             .pointer("/result/protocolVersion")
             .and_then(Value::as_str)
-            .ok_or_else(|| format!("initialize got no result: {}", reply.text()))?;
+            .ok_or_else(|| WireError::NoResult(reply.text()))?;
         self.version = Some(version.to_owned());
         self.session = reply.header(SESSION_ID).map(str::to_owned);
         Ok(reply)

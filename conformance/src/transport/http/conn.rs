@@ -10,15 +10,14 @@
 //! JSON-RPC allows); anything else (a notification, bytes that are no request) is POSTed and
 //! its reply read before `send` returns, so a barrier sent after it is answered after it.
 
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_client::raw::Direction;
-use mcp_client::{RawEvent, TranscriptEntry};
 use mcp_protocol::http::{
     InvalidHeader, Negotiated, Posted, RequestHeaders, METHOD, NAME, PROTOCOL_VERSION, SESSION_ID,
 };
+use parking_lot::Mutex;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -27,10 +26,13 @@ use tokio::task::AbortHandle;
 use super::deliver::{deliver, Delivery, Learned};
 use super::endpoint::Endpoint;
 use super::log::Log;
+use crate::transcript::Direction;
+use crate::transcript::TranscriptEntry;
+use crate::transport::RawEvent;
 
 /// An HTTP client for `endpoint`: no proxy for a loopback server, connections bounded by
 /// `wait`.
-pub fn client_for(endpoint: &Endpoint, wait: Duration) -> Result<reqwest::Client, String> {
+pub fn client_for(endpoint: &Endpoint, wait: Duration) -> Result<reqwest::Client, reqwest::Error> {
     let mut builder = reqwest::Client::builder().connect_timeout(wait);
     let loopback = endpoint
         .authority()
@@ -38,9 +40,7 @@ pub fn client_for(endpoint: &Endpoint, wait: Duration) -> Result<reqwest::Client
     if loopback {
         builder = builder.no_proxy();
     }
-    builder
-        .build()
-        .map_err(|e| format!("cannot make an HTTP client: {e}"))
+    builder.build()
 }
 
 /// One logical client of the server (a session, once `initialize` made one).
@@ -92,15 +92,6 @@ impl HttpConn {
         self.log.started().elapsed()
     }
 
-    /// The session id the server gave, if any.
-    pub fn session(&self) -> Option<String> {
-        self.lock().session.clone()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Learned> {
-        self.learned.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// POSTs one JSON-RPC message.
     pub async fn send_json(&mut self, value: &Value) -> std::io::Result<()> {
         let body = serde_json::to_vec(value)?;
@@ -132,7 +123,7 @@ impl HttpConn {
     /// session id or version that cannot be a header value is left out, and returned.
     fn headers(&self, message: Option<&Value>) -> (HeaderMap, Option<InvalidHeader>) {
         let mut h = self.endpoint.header_map();
-        let learned = self.lock();
+        let learned = self.learned.lock();
         let negotiated = Negotiated {
             session_id: learned.session.as_deref(),
             legacy_version: learned.version.as_deref(),
@@ -177,7 +168,7 @@ impl HttpConn {
         let is_request = request_id.is_some();
         if message.as_ref().and_then(|m| m.get("method")) == Some(&Value::from("initialize")) {
             if let Some(id) = message.as_ref().and_then(|m| m.get("id")) {
-                self.lock().initialize_ids.push(id.clone());
+                self.learned.lock().initialize_ids.push(id.clone());
             }
         }
         let request = self
@@ -221,16 +212,16 @@ impl HttpConn {
             .flatten()
     }
 
+    /// How many frames [`HttpConn::recv`] can return without waiting.
+    pub fn buffered(&self) -> usize {
+        self.events.len()
+    }
+
     pub fn transcript_mark(&self) -> usize {
         self.log.mark()
     }
 
     pub fn transcript_since(&self, mark: usize) -> Vec<TranscriptEntry> {
         self.log.since(mark)
-    }
-
-    /// When the connection was made.
-    pub fn started(&self) -> Instant {
-        self.log.started()
     }
 }

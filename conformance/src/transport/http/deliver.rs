@@ -3,19 +3,20 @@
 //! is not one JSON message) is handed on as bytes that are not a message, as garbage on stdout
 //! would be.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use mcp_client::raw::Direction;
-use mcp_client::RawEvent;
 use mcp_protocol::http::{SseReader, EVENT_STREAM, SESSION_ID};
 use mcp_protocol::FrameError;
+use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::log::Log;
 use super::reply::{cut, media_type};
+use crate::transcript::Direction;
+use crate::transport::RawEvent;
 
 /// What the replies taught the connection.
 #[derive(Debug, Default)]
@@ -113,7 +114,7 @@ impl Delivery {
     /// The version an `initialize` reply negotiated.
     fn learn(&self, v: &Value) {
         let version = v.pointer("/result/protocolVersion").and_then(Value::as_str);
-        let mut learned = self.learned.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut learned = self.learned.lock();
         if let (Some(version), Some(id)) = (version, v.get("id")) {
             if learned.initialize_ids.contains(id) {
                 learned.version = Some(version.to_owned());
@@ -132,7 +133,7 @@ pub(super) async fn deliver(resp: reqwest::Response, d: &Delivery) {
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     if let Some(session) = &session {
-        let mut learned = d.learned.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut learned = d.learned.lock();
         learned.session.get_or_insert_with(|| session.clone());
     }
     let mut line = format!("HTTP {status}");

@@ -50,19 +50,26 @@ impl Endpoint {
     }
 }
 
+/// A `--header` that cannot be sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    #[error("--header expects NAME:VALUE")]
+    NoColon,
+    #[error("--header: {0:?} is not a valid header name")]
+    Name(String),
+    #[error("--header: the value of {0} is not a valid header value")]
+    Value(String),
+}
+
 /// Parses `K:V` (or `K: V`) for `--header`.
-pub fn parse_header(kv: &str) -> Result<(String, String), String> {
-    let Some((k, v)) = kv.split_once(':') else {
-        return Err("--header expects NAME:VALUE".to_owned());
-    };
+pub fn parse_header(kv: &str) -> Result<(String, String), HeaderError> {
+    let (k, v) = kv.split_once(':').ok_or(HeaderError::NoColon)?;
     let (k, v) = (k.trim(), v.trim());
     if HeaderName::from_bytes(k.as_bytes()).is_err() {
-        return Err(format!("--header: {k:?} is not a valid header name"));
+        return Err(HeaderError::Name(k.to_owned()));
     }
     if HeaderValue::from_str(v).is_err() {
-        return Err(format!(
-            "--header: the value of {k} is not a valid header value"
-        ));
+        return Err(HeaderError::Value(k.to_owned()));
     }
     Ok((k.to_owned(), v.to_owned()))
 }

@@ -1,11 +1,13 @@
 //! An HTTP connection's transcript: what was POSTed and what came back, in the same entries
 //! a process's transcript has. Bounded: past [`KEEP`] entries only the count grows.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_client::raw::Direction;
-use mcp_client::TranscriptEntry;
+use parking_lot::Mutex;
+
+use crate::transcript::Direction;
+use crate::transcript::TranscriptEntry;
 
 /// Entries kept; later ones are counted, not stored.
 const KEEP: usize = 10_000;
@@ -47,7 +49,7 @@ impl Log {
             text.truncate(end);
             text.push_str(&format!("… ({total} bytes)"));
         }
-        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut inner = self.inner.lock();
         if inner.entries.len() >= KEEP {
             inner.dropped += 1;
             return;
@@ -60,15 +62,11 @@ impl Log {
     }
 
     pub fn mark(&self) -> usize {
-        self.inner
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entries
-            .len()
+        self.inner.lock().entries.len()
     }
 
     pub fn since(&self, mark: usize) -> Vec<TranscriptEntry> {
-        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let inner = self.inner.lock();
         inner
             .entries
             .get(mark..)

@@ -12,5 +12,5 @@ pub mod reply;
 pub mod server;
 
 pub use conn::{client_for, HttpConn};
-pub use endpoint::{parse_header, Endpoint};
+pub use endpoint::{parse_header, Endpoint, HeaderError};
 pub use log::Log;

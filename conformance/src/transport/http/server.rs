@@ -3,13 +3,14 @@
 //! (SIGTERM, then SIGKILL), as stdio probes stop their processes.
 
 use std::collections::VecDeque;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_client::ServerCommand;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 
@@ -25,30 +26,61 @@ pub struct ServerProcess {
     stderr: Arc<Mutex<VecDeque<String>>>,
 }
 
+/// Why the server given as a command could not be tested: the run's start error.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("{0} is not an http(s) URL with a host")]
+    NoHost(String),
+    #[error("could not start {command}: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    /// It exited before its port opened; `stderr` is its last lines, as a note.
+    #[error("the server exited ({status}) before {host}:{port} accepted a connection{stderr}")]
+    Exited {
+        status: ExitStatus,
+        host: String,
+        port: u16,
+        stderr: String,
+    },
+    #[error(
+        "{host}:{port} accepted no connection within {budget:?} (--start-timeout) of starting \
+         the server{stderr}"
+    )]
+    NoConnection {
+        host: String,
+        port: u16,
+        budget: Duration,
+        stderr: String,
+    },
+}
+
 /// Starts `command` and waits until `endpoint`'s port accepts a connection.
 pub async fn start(
     command: &ServerCommand,
     endpoint: &Endpoint,
     budget: Duration,
-) -> Result<ServerProcess, String> {
+) -> Result<ServerProcess, LaunchError> {
     let (host, port) = endpoint
         .authority()
-        .ok_or_else(|| format!("{} is not an http(s) URL with a host", endpoint.url))?;
+        .ok_or_else(|| LaunchError::NoHost(endpoint.url.clone()))?;
     let mut cmd = tokio::process::Command::from(command.to_command());
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start {}: {e}", command.display()))?;
+    let mut child = cmd.spawn().map_err(|source| LaunchError::Spawn {
+        command: command.display(),
+        source,
+    })?;
     let stderr: Arc<Mutex<VecDeque<String>>> = Arc::default();
     if let Some(pipe) = child.stderr.take() {
         let tail = Arc::clone(&stderr);
         tokio::spawn(async move {
             let mut lines = BufReader::new(pipe).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut tail = tail.lock();
                 if tail.len() == TAIL {
                     tail.pop_front();
                 }
@@ -66,18 +98,22 @@ pub async fn start(
             return Ok(server);
         }
         if let Ok(Some(status)) = server.child.try_wait() {
-            return Err(format!(
-                "the server exited ({status}) before {host}:{port} accepted a connection{}",
-                server.stderr_note()
-            ));
+            return Err(LaunchError::Exited {
+                status,
+                host,
+                port,
+                stderr: server.stderr_note(),
+            });
         }
         if started.elapsed() >= budget {
-            let note = server.stderr_note();
+            let stderr = server.stderr_note();
             server.stop().await;
-            return Err(format!(
-                "{host}:{port} accepted no connection within {budget:?} (--start-timeout) of \
-                 starting the server{note}"
-            ));
+            return Err(LaunchError::NoConnection {
+                host,
+                port,
+                budget,
+                stderr,
+            });
         }
         // Polling a port that is not open yet: nothing to wait on but time.
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -86,7 +122,7 @@ pub async fn start(
 
 impl ServerProcess {
     fn stderr_note(&self) -> String {
-        let tail = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
+        let tail = self.stderr.lock();
         if tail.is_empty() {
             return String::new();
         }

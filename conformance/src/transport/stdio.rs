@@ -1,28 +1,29 @@
-//! A spawned server with byte-level access, for a conformance harness: send what a
-//! well-behaved client never would, and see exactly what comes back and when.
+//! A spawned server with byte-level access: send what a well-behaved client never would, and
+//! see exactly what comes back and when.
 //!
-//! Unlike [`Client`](crate::Client) there is no lifecycle and no pairing: every frame the server
+//! Unlike `mcp_client::Client` there is no lifecycle and no pairing: every frame the server
 //! writes is handed out in order, unparsed, and everything is kept in a timestamped transcript.
+//! The process itself (its group, signals, exit and stderr) is `mcp_client`'s.
 
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use futures::StreamExt;
+use mcp_client::process::{self, KillOnDrop, Process};
+use mcp_client::{ClientError, ServerCommand};
 use mcp_protocol::codec::{RawCodec, RawFrame};
-use mcp_protocol::{char_prefix, FrameError, Framing, FramingMode, StdioCodec};
+use mcp_protocol::{char_prefix, Framing, FramingMode, StdioCodec};
 use nix::sys::signal::Signal;
-use serde::Serialize;
+use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
 use tokio_util::codec::FramedRead;
 
-use crate::command::ServerCommand;
-use crate::error::ClientError;
-use crate::process::{self, KillOnDrop, Process};
+use super::event::RawEvent;
+use crate::transcript::{Direction, TranscriptEntry};
 
 /// Stderr lines kept for a transcript.
 const STDERR_LINES: usize = 2000;
@@ -31,40 +32,6 @@ const STDERR_LINES: usize = 2000;
 const KEEP_BYTES: usize = 256 * 1024;
 /// Longer frames are cut in the transcript (a 1 MiB echo is summarized, not stored).
 const MAX_ENTRY_TEXT: usize = 4096;
-
-/// What the server's stdout produced.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RawEvent {
-    /// One frame's body, exactly as sent (without framing).
-    Frame(Bytes),
-    /// Bytes that are not a valid frame in the chosen framing (or over the size limit).
-    Invalid(FrameError),
-    /// stdout ended.
-    Eof,
-    /// Reading stdout failed.
-    ReadError(String),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Bytes written to the server's stdin.
-    Send,
-    /// A frame (or invalid bytes) read from its stdout.
-    Receive,
-    /// Something the harness did or saw: stdin closed, a signal, the exit.
-    Event,
-}
-
-/// One line of a transcript.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TranscriptEntry {
-    /// Since spawn.
-    #[serde(rename = "ms")]
-    pub at_ms: f64,
-    pub direction: Direction,
-    pub text: String,
-}
 
 type Transcript = Arc<Mutex<Log>>;
 
@@ -124,7 +91,7 @@ impl Log {
 
 /// A server process with raw pipes.
 #[derive(Debug)]
-pub struct RawConnection {
+pub struct StdioConn {
     process: Arc<Process>,
     _guard: KillOnDrop,
     stdin: Option<ChildStdin>,
@@ -135,13 +102,13 @@ pub struct RawConnection {
     eof_seen: bool,
 }
 
-impl RawConnection {
+impl StdioConn {
     /// Spawns `command`; its output is decoded in `framing` with frames up to `max_message_bytes`.
     pub fn spawn(
         command: &ServerCommand,
         framing: Framing,
         max_message_bytes: usize,
-    ) -> Result<RawConnection, ClientError> {
+    ) -> Result<StdioConn, ClientError> {
         let spawned = process::spawn(command, STDERR_LINES)?;
         let started = Instant::now();
         let transcript: Transcript = Arc::default();
@@ -176,7 +143,7 @@ impl RawConnection {
                 }
             }
         });
-        Ok(RawConnection {
+        Ok(StdioConn {
             process: spawned.process,
             _guard: spawned.guard,
             stdin: Some(spawned.stdin),
@@ -251,6 +218,15 @@ impl RawConnection {
         }
     }
 
+    /// How many events [`StdioConn::recv`] can return without waiting (the end counts as one).
+    pub fn buffered(&self) -> usize {
+        if self.eof_seen {
+            1
+        } else {
+            self.events.len()
+        }
+    }
+
     /// Closes the server's stdin (EOF), the first step of the spec's shutdown.
     pub fn close_stdin(&mut self) {
         if self.stdin.take().is_some() {
@@ -262,12 +238,6 @@ impl RawConnection {
     pub fn terminate(&self) {
         self.record(Direction::Event, "<SIGTERM>".to_owned());
         self.process.signal(Signal::SIGTERM);
-    }
-
-    /// Sends SIGKILL to the server's process group.
-    pub fn kill(&self) {
-        self.record(Direction::Event, "<SIGKILL>".to_owned());
-        self.process.signal(Signal::SIGKILL);
     }
 
     /// Waits up to `limit` for the server to exit.
@@ -303,27 +273,16 @@ impl RawConnection {
         self.started.elapsed()
     }
 
-    /// Everything sent and received so far, in order.
-    pub fn transcript(&self) -> Vec<TranscriptEntry> {
-        self.transcript_since(0)
-    }
-
     /// How many transcript entries have been recorded so far: a mark for
-    /// [`RawConnection::transcript_since`], so one process's transcript can be cut into the
+    /// [`StdioConn::transcript_since`], so one process's transcript can be cut into the
     /// parts that belong to different users of it.
     pub fn transcript_mark(&self) -> usize {
-        self.transcript
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .recorded
+        self.transcript.lock().recorded
     }
 
-    /// The entries recorded since `mark` (see [`RawConnection::transcript_mark`]), in order.
+    /// The entries recorded since `mark` (see [`StdioConn::transcript_mark`]), in order.
     pub fn transcript_since(&self, mark: usize) -> Vec<TranscriptEntry> {
-        self.transcript
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .since(mark)
+        self.transcript.lock().since(mark)
     }
 
     fn record(&self, direction: Direction, text: String) {
@@ -344,13 +303,11 @@ fn record(log: &Transcript, started: Instant, direction: Direction, mut text: St
         text.truncate(char_prefix(&text, MAX_ENTRY_TEXT).len());
         text.push_str(&format!("… ({total} bytes in all)"));
     }
-    log.lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(TranscriptEntry {
-            at_ms: started.elapsed().as_secs_f64() * 1000.0,
-            direction,
-            text,
-        });
+    log.lock().push(TranscriptEntry {
+        at_ms: started.elapsed().as_secs_f64() * 1000.0,
+        direction,
+        text,
+    });
 }
 
 #[cfg(test)]
@@ -369,7 +326,7 @@ mod tests {
                 format!("{i:04} {}", "x".repeat(4000)),
             );
         }
-        let entries = log.lock().unwrap_or_else(PoisonError::into_inner).since(0);
+        let entries = log.lock().since(0);
         let bytes: usize = entries.iter().map(|e| e.text.len()).sum();
         assert!(bytes <= 2 * KEEP_BYTES + 200, "{bytes} bytes kept");
         assert!(entries[0].text.starts_with("0000 "));
@@ -402,7 +359,6 @@ mod tests {
         }
         let texts = |mark| -> Vec<String> {
             log.lock()
-                .unwrap_or_else(PoisonError::into_inner)
                 .since(mark)
                 .iter()
                 .map(|e| e.text.chars().take(4).collect())

@@ -3,19 +3,25 @@
 //! ([`Ctx::ready`], [`Ctx::modern_session`]), or an observation made once in a process of its
 //! own and judged by several checks ([`Ctx::observe`]).
 
-use std::any::Any;
-use std::collections::HashMap;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::Value;
 
 use crate::config::RunConfig;
 use crate::era::EraReport;
-use crate::evidence::{Collected, Trace};
-use crate::probe::{modern_meta, Probe, Spawner};
+use crate::evidence::Trace;
+use crate::probe::{Probe, ProbeError, Spawner};
 use crate::target::Target;
-use mcp_protocol::mcp::modern;
-use serde_json::Value;
+
+mod observed;
+
+pub use observed::{
+    Initialized, Key, Malformed, Observations, Observed, ShortSession, Unjudged, MALFORMED,
+    SHORT_SESSION, VERSIONS, WITHOUT_META,
+};
 
 /// A shared session's process while no check holds it.
 pub type Slot = Arc<Mutex<Option<Probe>>>;
@@ -23,16 +29,35 @@ pub type Slot = Arc<Mutex<Option<Probe>>>;
 /// What a check gets.
 #[derive(Debug, Clone)]
 pub struct Ctx {
-    pub spawner: Spawner,
-    /// What era detection found before the checks ran (`None` only while it runs).
-    pub era: Option<Arc<EraReport>>,
+    spawner: Spawner,
+    /// What era detection found before the checks ran.
+    era: Arc<EraReport>,
     /// The shared session this check runs in, if it is one of a shared group.
-    pub(crate) shared: Option<Slot>,
-    pub(crate) memos: Memos,
-    pub(crate) trace: Trace,
+    shared: Option<Slot>,
+    observations: Arc<Observations>,
+    /// Where the check's evidence goes.
+    trace: Trace,
 }
 
 impl Ctx {
+    /// What a check of a target gets: its processes from `spawner`, its evidence into `trace`,
+    /// the shared session `shared` if it runs in one.
+    pub(crate) fn new(
+        spawner: Spawner,
+        era: Arc<EraReport>,
+        observations: Arc<Observations>,
+        trace: Trace,
+        shared: Option<Slot>,
+    ) -> Ctx {
+        Ctx {
+            spawner,
+            era,
+            shared,
+            observations,
+            trace,
+        }
+    }
+
     pub fn target(&self) -> &Target {
         &self.spawner.target
     }
@@ -41,16 +66,31 @@ impl Ctx {
         &self.spawner.config
     }
 
+    /// What era detection found before the checks ran.
+    pub fn era(&self) -> &EraReport {
+        &self.era
+    }
+
+    /// Where the check's evidence goes.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// The HTTP client of a target reached over Streamable HTTP, if one could be made.
+    pub fn http_client(&self) -> Option<reqwest::Client> {
+        self.spawner.http_client.clone()
+    }
+
     /// A fresh process, no handshake.
-    pub async fn spawn(&self) -> Result<Probe, String> {
+    pub async fn spawn(&self) -> Result<Probe, ProbeError> {
         self.spawner.spawn(&self.trace, "own process")
     }
 
     /// A ready legacy session: the shared one for a check of the shared group, else a fresh
     /// process after a complete handshake with the latest version.
-    pub async fn ready(&self) -> Result<Lease, String> {
+    pub async fn ready(&self) -> Result<Lease, ProbeError> {
         if let Some(mut lease) = self.lease("shared legacy session")? {
-            if std::mem::take(&mut lease.pending_initialized) {
+            if lease.take_pending_initialized() {
                 lease.notify("notifications/initialized", None).await?;
             }
             return Ok(lease);
@@ -61,22 +101,22 @@ impl Ctx {
     }
 
     /// A modern (2026-07-28) session: every request sent with [`Probe::request`] carries
-    /// [`modern_meta`]. The shared one for a check of the shared group, else a fresh process.
-    pub async fn modern_session(&self) -> Result<Lease, String> {
+    /// 2026-07-28 `_meta`. The shared one for a check of the shared group, else a fresh process.
+    pub async fn modern_session(&self) -> Result<Lease, ProbeError> {
         if let Some(lease) = self.lease("shared modern session")? {
             return Ok(lease);
         }
         let mut probe = self.spawn().await?;
-        probe.meta = Some(modern_meta(modern::VERSION));
+        probe.go_modern();
         Ok(Lease::own(probe))
     }
 
-    fn lease(&self, label: &str) -> Result<Option<Lease>, String> {
+    fn lease(&self, label: &str) -> Result<Option<Lease>, ProbeError> {
         let Some(slot) = &self.shared else {
             return Ok(None);
         };
-        let probe = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
-        let mut probe = probe.ok_or_else(|| "the shared session is in use or gone".to_owned())?;
+        let probe = slot.lock().take();
+        let mut probe = probe.ok_or(ProbeError::NoSession)?;
         probe.rebind(&self.trace, label);
         Ok(Some(Lease {
             probe: Some(probe),
@@ -87,13 +127,23 @@ impl Ctx {
     /// An observation several checks judge, made once per target by `make` (in processes of
     /// its own, as `make`'s `Ctx` starts them) and shared: each check that asks gets the same
     /// value, and the frames and stderr that produced it as its own evidence.
-    pub async fn observe<T, F, Fut>(&self, key: &str, make: F) -> Arc<T>
+    pub async fn observe<T, F, Fut>(&self, key: &Key<T>, make: F) -> Arc<T>
     where
-        T: Send + Sync + 'static,
         F: FnOnce(Ctx) -> Fut,
         Fut: Future<Output = T>,
     {
-        let cell = self.memos.cell(key);
+        self.observe_in(key.cell(&self.observations), make).await
+    }
+
+    async fn observe_in<T, F, Fut>(
+        &self,
+        cell: &tokio::sync::OnceCell<Arc<Observed<T>>>,
+        make: F,
+    ) -> Arc<T>
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = T>,
+    {
         let observed = cell
             .get_or_init(|| async {
                 let ctx = Ctx {
@@ -106,27 +156,12 @@ impl Ctx {
                 Arc::new(Observed {
                     value: Arc::new(value),
                     evidence: trace.take(),
-                }) as Arc<dyn Any + Send + Sync>
+                })
             })
-            .await
-            .clone();
-        match observed.downcast::<Observed<T>>() {
-            Ok(observed) => {
-                self.trace.absorb(&observed.evidence);
-                Arc::clone(&observed.value)
-            }
-            // A key names one kind of observation; this is a bug in the checks, not the server.
-            Err(_) => panic!("observation {key:?} was made with another type"),
-        }
+            .await;
+        self.trace.absorb(&observed.evidence);
+        Arc::clone(&observed.value)
     }
-}
-
-/// The reply to `initialize` offering one version, in a process of its own, and that process
-/// while no check has taken it over.
-#[derive(Debug)]
-pub struct Initialized {
-    pub reply: Result<Value, String>,
-    process: Mutex<Option<Probe>>,
 }
 
 impl Ctx {
@@ -135,23 +170,16 @@ impl Ctx {
     /// [`Ctx::after_initialize`]).
     pub async fn initialized(&self, version: &str) -> Arc<Initialized> {
         let offered = version.to_owned();
-        self.observe(&format!("initialize {version}"), |ctx| async move {
+        let cell = self.observations.initialize(version);
+        self.observe_in(&cell, |ctx| async move {
             let mut probe = match ctx.spawn().await {
                 Ok(probe) => probe,
-                Err(e) => {
-                    return Initialized {
-                        reply: Err(e),
-                        process: Mutex::new(None),
-                    }
-                }
+                Err(e) => return Initialized::new(Err(e), None),
             };
             let reply = probe.initialize(&offered).await;
             probe.flush_evidence();
             let keep = reply.as_ref().is_ok_and(|r| r.get("result").is_some());
-            Initialized {
-                reply,
-                process: Mutex::new(keep.then_some(probe)),
-            }
+            Initialized::new(reply, keep.then_some(probe))
         })
         .await
     }
@@ -159,13 +187,9 @@ impl Ctx {
     /// A process whose `initialize` offering `version` got a result, and nothing else was sent
     /// to it: the one [`Ctx::initialized`] left, if no other check took it, else a fresh one.
     /// Starting a server can take seconds; this saves one start per version.
-    pub async fn after_initialize(&self, version: &str) -> Result<(Probe, Value), String> {
+    pub async fn after_initialize(&self, version: &str) -> Result<(Probe, Value), ProbeError> {
         let init = self.initialized(version).await;
-        let left = init
-            .process
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let left = init.process.lock().take();
         if let (Some(mut probe), Ok(reply)) = (left, &init.reply) {
             probe.rebind(
                 &self.trace,
@@ -176,25 +200,6 @@ impl Ctx {
         let mut probe = self.spawn().await?;
         let reply = probe.initialize(version).await?;
         Ok((probe, reply))
-    }
-}
-
-/// A shared observation and its evidence.
-struct Observed<T> {
-    value: Arc<T>,
-    evidence: Collected,
-}
-
-/// Observations of one target, by key.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Memos(Arc<Mutex<HashMap<String, MemoCell>>>);
-
-type MemoCell = Arc<tokio::sync::OnceCell<Arc<dyn Any + Send + Sync>>>;
-
-impl Memos {
-    fn cell(&self, key: &str) -> MemoCell {
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(map.entry(key.to_owned()).or_default())
     }
 }
 
@@ -235,6 +240,6 @@ impl Drop for Lease {
             return;
         };
         probe.flush_evidence();
-        *home.lock().unwrap_or_else(PoisonError::into_inner) = Some(probe);
+        *home.lock() = Some(probe);
     }
 }

@@ -1,0 +1,139 @@
+//! Every built-in check's id, in one table. Code names a check by its constant, so a typo is a
+//! compile error, and a test holds the table and the catalogue to each other (an id here with
+//! no check, or a check missing here, fails it). The strings are what users see and write:
+//! reports, `--only`/`--skip`, `--expected-failures`; checks from `--scenario-file` keep their
+//! own string ids.
+
+use std::fmt;
+
+/// The id of a built-in check: `area.name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CheckId(&'static str);
+
+impl CheckId {
+    pub const fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl fmt::Display for CheckId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl PartialEq<str> for CheckId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<String> for CheckId {
+    fn eq(&self, other: &String) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<CheckId> for String {
+    fn eq(&self, other: &CheckId) -> bool {
+        self == other.0
+    }
+}
+
+impl PartialEq<CheckId> for &str {
+    fn eq(&self, other: &CheckId) -> bool {
+        *self == other.0
+    }
+}
+
+macro_rules! check_ids {
+    ($($name:ident = $id:literal,)*) => {
+        $(pub const $name: CheckId = CheckId($id);)*
+        /// Every id of the table, in report order.
+        #[cfg(test)]
+        pub const ALL: &[CheckId] = &[$($name,)*];
+    };
+}
+
+check_ids! {
+    ERA_DETECT = "era.detect",
+
+    LIFECYCLE_INITIALIZE_RESULT = "lifecycle.initialize-result",
+    LIFECYCLE_VERSION_NEGOTIATION = "lifecycle.version-negotiation",
+    LIFECYCLE_VERSION_UNKNOWN = "lifecycle.version-unknown",
+    LIFECYCLE_VERSION_UNKNOWN_LATEST = "lifecycle.version-unknown-latest",
+    LIFECYCLE_INITIALIZED_NO_REPLY = "lifecycle.initialized-no-reply",
+    LIFECYCLE_PING_BEFORE_INITIALIZE = "lifecycle.ping-before-initialize",
+    LIFECYCLE_REQUESTS_BEFORE_INITIALIZE = "lifecycle.requests-before-initialize",
+    LIFECYCLE_REQUESTS_BEFORE_INITIALIZED = "lifecycle.requests-before-initialized",
+    LIFECYCLE_SECOND_INITIALIZE = "lifecycle.second-initialize",
+    LIFECYCLE_PING = "lifecycle.ping",
+
+    JSONRPC_UNKNOWN_METHOD = "jsonrpc.unknown-method",
+    JSONRPC_PARSE_ERROR_KEEPS_SERVING = "jsonrpc.parse-error-keeps-serving",
+    JSONRPC_PARSE_ERROR_REPLY = "jsonrpc.parse-error-reply",
+    JSONRPC_INVALID_REQUEST_NO_JSONRPC = "jsonrpc.invalid-request.no-jsonrpc",
+    JSONRPC_INVALID_REQUEST_WRONG_VERSION = "jsonrpc.invalid-request.wrong-version",
+    JSONRPC_INVALID_REQUEST_NULL_ID = "jsonrpc.invalid-request.null-id",
+    JSONRPC_INVALID_REQUEST_NUMERIC_METHOD = "jsonrpc.invalid-request.numeric-method",
+    JSONRPC_INVALID_REQUEST_KEEPS_SERVING = "jsonrpc.invalid-request-keeps-serving",
+    JSONRPC_IDS_ECHOED = "jsonrpc.ids-echoed",
+    JSONRPC_IDS_BEYOND_2_53 = "jsonrpc.ids-beyond-2-53",
+    JSONRPC_UNKNOWN_NOTIFICATION = "jsonrpc.unknown-notification",
+    JSONRPC_CONCURRENT_REQUESTS = "jsonrpc.concurrent-requests",
+    JSONRPC_RESPONSES_WELL_FORMED = "jsonrpc.responses-well-formed",
+    JSONRPC_BATCH_2025_03_26 = "jsonrpc.batch-2025-03-26",
+    JSONRPC_BATCH_AFTER_2025_03_26 = "jsonrpc.batch-after-2025-03-26",
+
+    TOOLS_LIST_SHAPE = "tools.list-shape",
+    TOOLS_NAMES_VALID = "tools.names-valid",
+    TOOLS_INVALID_CURSOR = "tools.invalid-cursor",
+    TOOLS_UNKNOWN_TOOL = "tools.unknown-tool",
+    TOOLS_CALL_RESULT_SHAPE = "tools.call-result-shape",
+    TOOLS_STRUCTURED_CONTENT = "tools.structured-content",
+
+    FRAMING_STDOUT_ONLY_FRAMES = "framing.stdout-only-frames",
+    FRAMING_REPLIES_IN_KIND = "framing.replies-in-kind",
+    FRAMING_NO_EMBEDDED_NEWLINES = "framing.no-embedded-newlines",
+    FRAMING_BYTE_AT_A_TIME = "framing.byte-at-a-time",
+    FRAMING_SEVERAL_IN_ONE_WRITE = "framing.several-in-one-write",
+    FRAMING_CRLF = "framing.crlf",
+    FRAMING_UTF8 = "framing.utf8",
+    FRAMING_LARGE_MESSAGE = "framing.large-message",
+    FRAMING_EOF_NO_DATA_LOSS = "framing.eof-no-data-loss",
+    FRAMING_EOF_EXIT = "framing.eof-exit",
+    FRAMING_SIGTERM_EXIT = "framing.sigterm-exit",
+    FRAMING_STDERR_VOLUME = "framing.stderr-volume",
+
+    ECHO_ROUND_TRIPS = "echo.round-trips",
+
+    CANCELLATION_UNKNOWN_REQUEST = "cancellation.unknown-request",
+    CANCELLATION_UNKNOWN_REQUEST_IGNORED = "cancellation.unknown-request-ignored",
+
+    HTTP_NOTIFICATION_202 = "http.notification-202",
+    HTTP_REQUEST_CONTENT_TYPE = "http.request-content-type",
+    HTTP_ACCEPT_JSON_ONLY = "http.accept-json-only",
+    HTTP_SSE_RESPONSE = "http.sse-response",
+    HTTP_SSE_ENDS = "http.sse-ends",
+    HTTP_SESSION_ID_VISIBLE_ASCII = "http.session-id-visible-ascii",
+    HTTP_SESSION_REQUIRED = "http.session-required",
+    HTTP_SESSION_UNKNOWN = "http.session-unknown",
+    HTTP_SESSION_DELETE = "http.session-delete",
+    HTTP_GET_STREAM = "http.get-stream",
+    HTTP_PROTOCOL_VERSION_INVALID = "http.protocol-version-invalid",
+    HTTP_ORIGIN_FORBIDDEN = "http.origin-forbidden",
+    HTTP_ERROR_BODY = "http.error-body",
+    HTTP_MODERN_GET_DELETE_405 = "http.modern-get-delete-405",
+    HTTP_MODERN_HEADER_MISSING = "http.modern-header-missing",
+    HTTP_MODERN_HEADER_MISMATCH = "http.modern-header-mismatch",
+
+    MODERN_DISCOVER = "modern.discover",
+    MODERN_DISCOVER_SERVER_INFO = "modern.discover-server-info",
+    MODERN_UNSUPPORTED_VERSION = "modern.unsupported-version",
+    MODERN_RESULT_TYPE = "modern.result-type",
+    MODERN_TOOLS_LIST_CACHEABLE = "modern.tools-list-cacheable",
+    MODERN_REQUESTS_WITHOUT_META = "modern.requests-without-meta",
+    MODERN_MISSING_META_INVALID_PARAMS = "modern.missing-meta-invalid-params",
+    MODERN_NO_SERVER_REQUESTS = "modern.no-server-requests",
+    MODERN_PING_REMOVED = "modern.ping-removed",
+}
