@@ -175,7 +175,7 @@ struct Peer {
 
 enum Io {
     Stream(Stream),
-    Http(Http),
+    Http(Box<Http>),
 }
 
 /// A stdio connection: lines both ways.
@@ -232,7 +232,7 @@ impl Peer {
             Transport::Pipes => Io::Stream(Stream::pipes(config, tools)),
             Transport::Socket => Io::Stream(Stream::socket(config, tools)),
             Transport::Blocking => Io::Stream(Stream::blocking(config, tools)),
-            Transport::Http => Io::Http(Http::start(tools)),
+            Transport::Http => Io::Http(Box::new(Http::start(tools))),
         };
         Peer {
             io,
