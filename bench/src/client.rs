@@ -31,7 +31,8 @@ fn options(config: &BenchConfig) -> ClientOptions {
     ClientOptions {
         framing: config.framing,
         request_timeout: config.wait,
-        protocol_version: ProtocolVersion::parse(BENCH_VERSION).unwrap_or(ProtocolVersion::LATEST),
+        protocol_version: ProtocolVersion::parse_legacy(BENCH_VERSION)
+            .unwrap_or(ProtocolVersion::LATEST_LEGACY),
         // The lean driver's handshake: `initialize` first, no `server/discover` probe.
         era: EraChoice::Legacy,
         close_grace: config.wait,

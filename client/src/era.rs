@@ -11,7 +11,9 @@
 
 use std::fmt;
 
-use mcp_protocol::mcp::{modern, Implementation, InitializeResult, ServerCapabilities};
+use mcp_protocol::mcp::{
+    modern, Implementation, InitializeResult, ProtocolVersion, ServerCapabilities,
+};
 use mcp_protocol::ErrorObject;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -106,7 +108,7 @@ impl DiscoverResult {
     }
 
     /// The newest modern version both sides speak.
-    pub fn common_version(&self) -> Option<&'static str> {
+    pub fn common_version(&self) -> Option<ProtocolVersion> {
         newest_common(&self.supported_versions, &[])
     }
 }
@@ -118,7 +120,7 @@ pub enum Connected {
     Legacy(InitializeResult),
     /// `server/discover` answered; every request now carries `protocol_version` in `_meta`.
     Modern {
-        protocol_version: String,
+        protocol_version: ProtocolVersion,
         discover: DiscoverResult,
     },
 }
@@ -138,7 +140,7 @@ impl Connected {
             Connected::Legacy(init) => &init.protocol_version,
             Connected::Modern {
                 protocol_version, ..
-            } => protocol_version,
+            } => protocol_version.as_str(),
         }
     }
 
@@ -264,12 +266,13 @@ impl ProbeError {
 }
 
 /// The newest of this client's modern versions that is in `supported` and not in `tried`.
-/// Versions are dates, so they sort as strings.
-pub(crate) fn newest_common(supported: &[String], tried: &[&str]) -> Option<&'static str> {
-    modern::VERSIONS
-        .iter()
-        .copied()
-        .filter(|v| supported.iter().any(|s| s == v) && !tried.contains(v))
+pub(crate) fn newest_common(
+    supported: &[String],
+    tried: &[ProtocolVersion],
+) -> Option<ProtocolVersion> {
+    ProtocolVersion::MODERN
+        .into_iter()
+        .filter(|v| supported.iter().any(|s| s == v.as_str()) && !tried.contains(v))
         .max()
 }
 
@@ -377,7 +380,7 @@ mod tests {
             "ttlMs": 1.5
         }))
         .unwrap();
-        assert_eq!(result.common_version(), Some("2026-07-28"));
+        assert_eq!(result.common_version(), Some(ProtocolVersion::V2026_07_28));
         assert_eq!(
             result.server_info.as_ref().map(|i| i.name.as_str()),
             Some("s")
@@ -396,7 +399,7 @@ mod tests {
         assert!(DiscoverResult::from_value(json!({"capabilities": {}})).is_err());
         assert!(DiscoverResult::from_value(json!([])).is_err());
         assert_eq!(
-            newest_common(&["2026-07-28".to_owned()], &["2026-07-28"]),
+            newest_common(&["2026-07-28".to_owned()], &[ProtocolVersion::V2026_07_28]),
             None
         );
     }

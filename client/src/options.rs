@@ -36,8 +36,9 @@ pub struct ClientOptions {
     pub framing: Framing,
     /// Default per-request timeout; MCP hosts use 60 s.
     pub request_timeout: Duration,
-    /// The legacy version offered in `initialize`. (Modern requests declare
-    /// `mcp_protocol::mcp::modern::VERSION`.)
+    /// The legacy version offered in `initialize` (a 2026-07-28 version here is offered as the
+    /// newest legacy one: `initialize` cannot negotiate it). Modern requests declare
+    /// `ProtocolVersion::LATEST`, or the newest both sides speak.
     pub protocol_version: ProtocolVersion,
     /// Sent in `initialize` (legacy) and in every request's `_meta` (modern).
     pub client_info: Implementation,
@@ -62,7 +63,7 @@ impl Default for ClientOptions {
         ClientOptions {
             framing: Framing::Ndjson,
             request_timeout: Duration::from_secs(60),
-            protocol_version: ProtocolVersion::LATEST,
+            protocol_version: ProtocolVersion::LATEST_LEGACY,
             client_info: Implementation {
                 name: env!("CARGO_PKG_NAME").to_owned(),
                 title: None,

@@ -254,7 +254,7 @@ fn default_options_follow_the_issue() {
     assert_eq!(options.request_timeout, Duration::from_secs(60));
     assert_eq!(options.close_grace, Duration::from_secs(2));
     assert_eq!(options.framing, mcp_client::protocol::Framing::Ndjson);
-    assert_eq!(options.protocol_version, ProtocolVersion::LATEST);
+    assert_eq!(options.protocol_version, ProtocolVersion::LATEST_LEGACY);
     assert_eq!(options.era, EraChoice::Auto);
     assert_eq!(options.probe_timeout, Duration::from_secs(5));
     assert!(options.frame_hook.is_none());
@@ -463,7 +463,7 @@ async fn unsupported_version_closes_the_connection() {
     match within("initialize", attempt).await.unwrap() {
         Err(ClientError::UnsupportedVersion { offered, supported }) => {
             assert_eq!(offered, "1999-01-01");
-            for v in ProtocolVersion::ALL {
+            for v in ProtocolVersion::LEGACY {
                 assert!(supported.contains(v.as_str()), "{supported}");
             }
         }

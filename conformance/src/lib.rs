@@ -48,4 +48,4 @@ pub use crate::checks::builtin;
 use mcp_protocol::mcp::ProtocolVersion;
 
 /// The version offered in handshakes.
-pub(crate) const LATEST: &str = ProtocolVersion::LATEST.as_str_const();
+pub(crate) const LATEST: &str = ProtocolVersion::LATEST_LEGACY.as_str_const();

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_protocol::mcp::modern;
+use mcp_protocol::mcp::ProtocolVersion;
 
 use crate::catalog::Check;
 use crate::check::{Profile, RunsIn};
@@ -114,7 +114,7 @@ impl ExpectedFailures {
 
 /// Why a check does not apply to a server of these eras, or `None` if it does.
 pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
-    let version = modern::VERSION;
+    let version = ProtocolVersion::LATEST.as_str();
     if check.info.runs_in == RunsIn::Startup {
         return None;
     }

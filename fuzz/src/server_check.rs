@@ -853,7 +853,7 @@ fn check_in_order(frames: &[DecodedFrame], outputs: &[Out], ctx: &dyn Fn() -> St
                         if req.method == "initialize" {
                             if let Ok(result) = &r.outcome {
                                 let v = result["protocolVersion"].as_str().unwrap_or_default();
-                                let v = ProtocolVersion::parse(v).unwrap_or_else(|| {
+                                let v = ProtocolVersion::parse_legacy(v).unwrap_or_else(|| {
                                     panic!("initialize negotiated {v:?}\n{}", ctx())
                                 });
                                 assert!(
@@ -929,7 +929,7 @@ fn check_unordered(frames: &[DecodedFrame], outputs: &[Out], ctx: &dyn Fn() -> S
         if let Out::Single(r) = o {
             if let Ok(result) = &r.outcome {
                 if let Some(v) = result.get("protocolVersion").and_then(Value::as_str) {
-                    let v = ProtocolVersion::parse(v)
+                    let v = ProtocolVersion::parse_legacy(v)
                         .unwrap_or_else(|| panic!("initialize negotiated {v:?}\n{}", ctx()));
                     init_success.push((key(r.id.as_ref()), v));
                 }

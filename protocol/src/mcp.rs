@@ -11,7 +11,9 @@ use serde_json::{Map, Value};
 
 use crate::id::RequestId;
 
-/// A protocol revision of the legacy era (with the `initialize` handshake).
+/// A protocol revision, of either era: up to 2025-11-25 the legacy era, whose version is
+/// negotiated by the `initialize` handshake; from 2026-07-28 the stateless era, where every
+/// request carries its version in `params._meta` ([`is_modern`](Self::is_modern)).
 ///
 /// Ordered by date, so `v >= ProtocolVersion::V2025_06_18` reads as "has what 2025-06-18 added".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -20,22 +22,50 @@ pub enum ProtocolVersion {
     V2025_03_26,
     V2025_06_18,
     V2025_11_25,
+    V2026_07_28,
 }
 
 impl ProtocolVersion {
     /// Every version this crate speaks, oldest first.
-    pub const ALL: [ProtocolVersion; 4] = [
+    pub const ALL: [ProtocolVersion; 5] = [
+        ProtocolVersion::V2024_11_05,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2026_07_28,
+    ];
+
+    /// The versions `initialize` negotiates, oldest first.
+    pub const LEGACY: [ProtocolVersion; 4] = [
         ProtocolVersion::V2024_11_05,
         ProtocolVersion::V2025_03_26,
         ProtocolVersion::V2025_06_18,
         ProtocolVersion::V2025_11_25,
     ];
 
-    /// The newest version: what a server answers when it does not support the client's.
-    pub const LATEST: ProtocolVersion = ProtocolVersion::V2025_11_25;
+    /// The stateless versions, oldest first.
+    pub const MODERN: [ProtocolVersion; 1] = [ProtocolVersion::V2026_07_28];
 
+    /// The newest legacy version: what `initialize` offers, and what a server answers when it
+    /// does not support the client's.
+    pub const LATEST_LEGACY: ProtocolVersion = ProtocolVersion::V2025_11_25;
+
+    /// The newest version.
+    pub const LATEST: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+    /// The version named `s`, of either era.
     pub fn parse(s: &str) -> Option<ProtocolVersion> {
         ProtocolVersion::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// The version named `s`, if it is one `initialize` negotiates.
+    pub fn parse_legacy(s: &str) -> Option<ProtocolVersion> {
+        ProtocolVersion::parse(s).filter(|v| !v.is_modern())
+    }
+
+    /// A stateless version (2026-07-28 on): no handshake, the version in every request.
+    pub fn is_modern(self) -> bool {
+        self >= ProtocolVersion::V2026_07_28
     }
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +79,7 @@ impl ProtocolVersion {
             ProtocolVersion::V2025_03_26 => "2025-03-26",
             ProtocolVersion::V2025_06_18 => "2025-06-18",
             ProtocolVersion::V2025_11_25 => "2025-11-25",
+            ProtocolVersion::V2026_07_28 => "2026-07-28",
         }
     }
 
@@ -77,13 +108,9 @@ impl fmt::Display for ProtocolVersion {
 }
 
 /// The modern (stateless) era, 2026-07-28 and later (`basic/versioning.mdx`): no `initialize`;
-/// every request carries its version and client capabilities in `params._meta`.
+/// every request carries its version and client capabilities in `params._meta`. Its versions
+/// are [`ProtocolVersion::MODERN`](super::ProtocolVersion::MODERN).
 pub mod modern {
-    /// The modern revision this crate speaks.
-    pub const VERSION: &str = "2026-07-28";
-    /// Every modern revision this crate speaks.
-    pub const VERSIONS: [&str; 1] = [VERSION];
-
     /// `_meta` key: the protocol version of this request (required on modern requests).
     pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
     /// `_meta` key: the client's capabilities for this request (required).

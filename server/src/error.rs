@@ -63,7 +63,7 @@ pub enum ServerError {
 
 fn unsupported_text(requested: &str) -> String {
     let versions = crate::info::supported_versions().join(", ");
-    if mcp_protocol::mcp::ProtocolVersion::parse(requested).is_some() {
+    if mcp_protocol::mcp::ProtocolVersion::parse_legacy(requested).is_some() {
         format!(
             "Unsupported protocol version: {requested:?} is served through the initialize handshake, not per-request _meta; send 2026-07-28 in _meta, or initialize with {requested} (this server supports {versions})"
         )

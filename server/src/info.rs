@@ -1,7 +1,7 @@
 //! Who the server is and which protocol versions it speaks: what `initialize`,
 //! `server/discover` and the version errors tell a client.
 
-use mcp_protocol::mcp::{modern, ProtocolVersion};
+use mcp_protocol::mcp::ProtocolVersion;
 
 /// Who the server says it is in the `initialize` result.
 #[derive(Debug, Clone)]
@@ -29,7 +29,9 @@ impl Default for ServerInfo {
 /// Every version the server speaks, newest first: what `supportedVersions` and the `supported`
 /// list of -32022 name.
 pub(crate) fn supported_versions() -> Vec<&'static str> {
-    let mut all: Vec<&'static str> = modern::VERSIONS.to_vec();
-    all.extend(ProtocolVersion::ALL.iter().rev().map(|v| v.as_str()));
-    all
+    ProtocolVersion::ALL
+        .iter()
+        .rev()
+        .map(|v| v.as_str())
+        .collect()
 }

@@ -4,7 +4,7 @@
 //! This module reads and checks that `_meta`, and tags results as the revision requires
 //! (`resultType`, server identity in result `_meta`, cache hints on cacheable results).
 
-use mcp_protocol::mcp::modern;
+use mcp_protocol::mcp::{modern, ProtocolVersion};
 use serde_json::{json, Map, Value};
 
 use crate::error::ServerError;
@@ -26,10 +26,10 @@ pub(crate) fn check_meta(meta: Option<&Value>) -> Option<Result<(), ServerError>
             return Err(invalid(format!(
                 "{} must be a string such as \"{}\", got {version}",
                 modern::META_PROTOCOL_VERSION,
-                modern::VERSION
+                ProtocolVersion::LATEST
             )));
         };
-        if !modern::VERSIONS.contains(&version) {
+        if !ProtocolVersion::parse(version).is_some_and(ProtocolVersion::is_modern) {
             return Err(ServerError::UnsupportedProtocolVersion(version.to_owned()));
         }
         match meta.get(modern::META_CLIENT_CAPABILITIES) {
@@ -44,7 +44,7 @@ pub(crate) fn check_meta(meta: Option<&Value>) -> Option<Result<(), ServerError>
                 return Err(invalid(format!(
                     "{} is required on every {} request ({{}} if the client has none)",
                     modern::META_CLIENT_CAPABILITIES,
-                    modern::VERSION
+                    ProtocolVersion::LATEST
                 )))
             }
         }

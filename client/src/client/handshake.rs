@@ -29,8 +29,13 @@ impl Client {
     /// `initialize`, once the phase is `Initializing`.
     async fn run_initialize(&self) -> Result<InitializeResult, ClientError> {
         let options = &self.shared.options;
+        // `initialize` negotiates legacy versions only.
+        let offered = match options.protocol_version {
+            v if v.is_modern() => ProtocolVersion::LATEST_LEGACY,
+            v => v,
+        };
         let params = json!({
-            "protocolVersion": options.protocol_version.as_str(),
+            "protocolVersion": offered.as_str(),
             "capabilities": {},
             "clientInfo": options.client_info,
         });
@@ -52,10 +57,10 @@ impl Client {
                 return Err(e);
             }
         };
-        let Some(version) = ProtocolVersion::parse(&result.protocol_version) else {
+        let Some(version) = ProtocolVersion::parse_legacy(&result.protocol_version) else {
             let e = ClientError::UnsupportedVersion {
                 offered: result.protocol_version.clone(),
-                supported: ProtocolVersion::ALL.map(|v| v.as_str()).join(", "),
+                supported: ProtocolVersion::LEGACY.map(|v| v.as_str()).join(", "),
             };
             tracing::warn!("{e}");
             self.close().await;
@@ -148,11 +153,11 @@ impl Client {
     async fn probe(&self) -> Result<Result<Connected, String>, ClientError> {
         let options = &self.shared.options;
         let timeout = options.probe_timeout;
-        let mut tried: Vec<&'static str> = Vec::new();
-        let mut version = modern::VERSION;
+        let mut tried: Vec<ProtocolVersion> = Vec::new();
+        let mut version = ProtocolVersion::LATEST;
         loop {
             tried.push(version);
-            let meta = era::request_meta(version, &options.client_info);
+            let meta = era::request_meta(version.as_str(), &options.client_info);
             let params = json!({ "_meta": meta });
             // Not cancelled on timeout: a legacy server never knew the request.
             let outcome = self
@@ -179,8 +184,8 @@ impl Client {
                         match era::newest_common(&supported, &tried) {
                             Some(next) => {
                                 tracing::debug!(
-                                    requested = version,
-                                    next,
+                                    requested = %version,
+                                    %next,
                                     "server/discover: version unsupported; retrying"
                                 );
                                 version = next;
@@ -226,12 +231,12 @@ impl Client {
                 return Err(unsupported_modern(version, discover.supported_versions));
             };
             tracing::debug!(
-                version = chosen,
+                version = %chosen,
                 server = ?discover.server_info,
                 "modern era: server/discover answered"
             );
             let connected = Connected::Modern {
-                protocol_version: chosen.to_owned(),
+                protocol_version: chosen,
                 discover,
             };
             *self.shared.connected.lock() = Some(connected.clone());
@@ -265,10 +270,12 @@ impl Client {
     }
 }
 
-fn unsupported_modern(requested: &str, supported: Vec<String>) -> ClientError {
+fn unsupported_modern(requested: ProtocolVersion, supported: Vec<String>) -> ClientError {
     ClientError::UnsupportedModernVersion {
-        requested: requested.to_owned(),
+        requested: requested.as_str().to_owned(),
         supported,
-        ours: modern::VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+        ours: ProtocolVersion::MODERN
+            .map(|v| v.as_str().to_owned())
+            .to_vec(),
     }
 }

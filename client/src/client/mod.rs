@@ -228,7 +228,7 @@ impl Client {
             .lock()
             .as_ref()
             .and_then(|c| c.initialize_result())
-            .and_then(|init| ProtocolVersion::parse(&init.protocol_version))
+            .and_then(|init| ProtocolVersion::parse_legacy(&init.protocol_version))
     }
 
     /// Why the connection closed, once it has.

@@ -106,13 +106,13 @@ impl Client {
         let modern_version = match self.shared.connected.lock().as_ref() {
             Some(Connected::Modern {
                 protocol_version, ..
-            }) => Some(protocol_version.clone()),
+            }) => Some(*protocol_version),
             _ => None,
         };
         let Some(version) = modern_version else {
             return self.shared.call(method, params, timeout, true).await;
         };
-        let meta = era::request_meta(&version, &self.shared.options.client_info);
+        let meta = era::request_meta(version.as_str(), &self.shared.options.client_info);
         let params = era::with_meta(params, meta)
             .map_err(|reason| ClientError::InvalidArguments(reason.to_owned()))?;
         let value = self

@@ -207,7 +207,7 @@ async fn negotiated(ctx: &Ctx, offered: &str) -> Result<String, StepError> {
 
 async fn version_negotiation(ctx: &Ctx) -> Outcome {
     let mut answers = Vec::new();
-    for offered in ProtocolVersion::ALL.map(ProtocolVersion::as_str) {
+    for offered in ProtocolVersion::LEGACY.map(ProtocolVersion::as_str) {
         let answer = step!(
             negotiated(ctx, offered).await,
             format!("a protocolVersion for {offered}")
@@ -256,7 +256,7 @@ async fn version_unknown(ctx: &Ctx) -> Outcome {
 
 async fn version_unknown_latest(ctx: &Ctx) -> Outcome {
     let mut latest_supported = None;
-    for v in ProtocolVersion::ALL.map(ProtocolVersion::as_str) {
+    for v in ProtocolVersion::LEGACY.map(ProtocolVersion::as_str) {
         if negotiated(ctx, v).await.is_ok_and(|answer| answer == v) {
             latest_supported = Some(v);
         }

@@ -12,7 +12,7 @@
 //! that speaks only the modern era.
 
 use futures::FutureExt;
-use mcp_protocol::mcp::modern;
+use mcp_protocol::mcp::{modern, ProtocolVersion};
 use serde_json::{json, Value};
 
 use super::step;
@@ -26,7 +26,7 @@ use crate::pattern::{describe, short};
 use crate::probe::{discover_request, modern_meta};
 
 /// The version the modern checks offer, and the one an era probe offers.
-const VERSION: &str = modern::VERSION;
+const VERSION: &str = ProtocolVersion::LATEST.as_str_const();
 /// A version no server supports.
 const BOGUS_VERSION: &str = "1999-01-01";
 

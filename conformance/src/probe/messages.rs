@@ -1,7 +1,7 @@
 //! The messages checks send that every check builds alike: `initialize` as a spec-following
 //! client sends it, and the 2026-07-28 `_meta` every modern request carries.
 
-use mcp_protocol::mcp::{modern, Implementation};
+use mcp_protocol::mcp::{modern, Implementation, ProtocolVersion};
 use serde_json::{json, Value};
 
 /// The `_meta` of a modern request (2026-07-28 `schema.ts` RequestMetaObject): `version`, no
@@ -47,5 +47,5 @@ pub fn initialize_request(version: &str) -> Value {
 /// A whole `server/discover` request with 2026-07-28 `_meta` (its id set when it is sent).
 pub fn discover_request() -> Value {
     json!({"jsonrpc": "2.0", "id": null, "method": modern::DISCOVER,
-        "params": {"_meta": modern_meta(modern::VERSION)}})
+        "params": {"_meta": modern_meta(ProtocolVersion::LATEST.as_str())}})
 }

@@ -13,7 +13,7 @@
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use mcp_protocol::mcp::modern;
+use mcp_protocol::mcp::ProtocolVersion;
 use serde_json::Value;
 
 use crate::evidence::Trace;
@@ -182,7 +182,7 @@ impl Probe {
 
     /// From now on every request carries 2026-07-28 `_meta` ([`modern_meta`]).
     pub fn go_modern(&mut self) {
-        self.conversation.meta = Some(modern_meta(modern::VERSION));
+        self.conversation.meta = Some(modern_meta(ProtocolVersion::LATEST.as_str()));
         self.conversation.operational = true;
     }
 

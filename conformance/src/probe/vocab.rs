@@ -1,7 +1,7 @@
 //! What checks say to the server: requests (in a modern session with `_meta`), notifications,
 //! `initialize` and the whole handshake, a short exercise, and whether it still serves.
 
-use mcp_protocol::mcp::modern;
+use mcp_protocol::mcp::{modern, ProtocolVersion};
 use serde_json::{json, Value};
 
 use super::error::ProbeError;
@@ -54,7 +54,7 @@ impl Probe {
         method: &str,
         params: Option<Value>,
     ) -> Result<Value, ProbeError> {
-        let params = with_meta(params, &modern_meta(modern::VERSION));
+        let params = with_meta(params, &modern_meta(ProtocolVersion::LATEST.as_str()));
         self.send_request(method, Some(params)).await
     }
 

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use mcp_protocol::mcp::{methods, CancelledParams};
 use mcp_protocol::{Message, Notification, Outgoing, RequestId, Response};
 
-use super::{Action, Shape};
+use mcp_protocol::mcp::ProtocolVersion;
+
+use super::Action;
 use crate::peer::{CallId, PeerError};
 
 /// A running batch member's place: which batch, and which of its running members.
@@ -22,7 +24,8 @@ pub(crate) struct Slot {
 pub(crate) struct Running {
     /// The request it answers.
     pub(crate) id: RequestId,
-    pub(crate) shape: Shape,
+    /// The version its reply is shaped for (2026-07-28 for a request of that era).
+    pub(crate) version: ProtocolVersion,
     /// Its place in a batch; `None` for a request of its own, which is cancellable.
     pub(crate) batch: Option<Slot>,
 }
@@ -80,7 +83,7 @@ impl<R> Calls<R> {
     pub(crate) fn start(
         &mut self,
         id: RequestId,
-        shape: Shape,
+        version: ProtocolVersion,
         batch: Option<u64>,
     ) -> Result<CallId, RequestId> {
         if batch.is_none() && self.by_request.contains_key(&id) {
@@ -106,15 +109,15 @@ impl<R> Calls<R> {
             call,
             Running {
                 id,
-                shape,
+                version,
                 batch: slot,
             },
         );
         Ok(call)
     }
 
-    pub(crate) fn shape(&self, call: CallId) -> Option<Shape> {
-        self.running.get(&call).map(|r| r.shape)
+    pub(crate) fn version(&self, call: CallId) -> Option<ProtocolVersion> {
+        self.running.get(&call).map(|r| r.version)
     }
 
     /// A call ended: forgotten, with the requests it left unanswered cancelled. `None` if it

@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{Served, Shape, Work};
+use super::{Served, Work};
 use crate::error::ServerError;
 use crate::params::ServerParams;
 use crate::tools::ToolCall;
@@ -62,8 +62,8 @@ pub(crate) enum Handled {
     Nothing,
     /// Send this now: a response, or a tool's result in its typed form.
     Reply(Outgoing),
-    /// A tool call still running: run it, then reply to this id in this shape.
-    Run(RequestId, Work, Shape),
+    /// A tool call still running: run it, then reply to this id, shaped for this version.
+    Run(RequestId, Work, ProtocolVersion),
     /// `notifications/cancelled` for this request.
     Cancel(RequestId),
     /// The client's response to a request the server sent.
@@ -118,22 +118,24 @@ impl Lifecycle {
         };
         match outcome {
             Ok(Outcome::Done(value)) => Handled::Reply(Response::success(id, value).into()),
-            Ok(Outcome::Tool(result, shape)) => Handled::Reply(self.tool_reply(id, result, shape)),
-            Ok(Outcome::Running(work, shape)) => Handled::Run(id, work, shape),
+            Ok(Outcome::Tool(result, version)) => {
+                Handled::Reply(self.tool_reply(id, result, version))
+            }
+            Ok(Outcome::Running(work, version)) => Handled::Run(id, work, version),
             Err(e) => Handled::Reply(Response::error(Some(id), e.to_error_object()).into()),
         }
     }
 
-    /// A tool's result as the reply to `id`: shaped for the negotiated version, and tagged as
-    /// 2026-07-28 results are. The one place a result becomes a reply, at once or later.
+    /// A tool's result as the reply to `id`: shaped for `version`, and tagged as 2026-07-28
+    /// results are. The one place a result becomes a reply, at once or later.
     pub(crate) fn tool_reply(
         &self,
         id: RequestId,
         result: CallToolResult,
-        shape: Shape,
+        version: ProtocolVersion,
     ) -> Outgoing {
-        let result = result.for_version(shape.version);
-        if shape.modern {
+        let result = result.for_version(version);
+        if version.is_modern() {
             let value =
                 crate::modern::complete(result.into_value(), &self.served.modern_info, false);
             Response::success(id, value).into()
@@ -157,11 +159,7 @@ impl Lifecycle {
             }
             methods::TOOLS_CALL => {
                 let version = self.ready_version(&method)?;
-                let shape = Shape {
-                    version,
-                    modern: false,
-                };
-                self.call_tool(&method, params, shape)
+                self.call_tool(&method, params, version)
             }
             modern::DISCOVER => Err(ServerError::DiscoverWithoutMeta),
             _ => Err(ServerError::MethodNotFound(method)),
@@ -172,7 +170,7 @@ impl Lifecycle {
     /// the server's identity in `_meta`, and cache hints on `server/discover` and `tools/list`.
     fn modern(&self, method: &str, params: Option<ServerParams>) -> Result<Outcome, ServerError> {
         let info = &self.served.modern_info;
-        let latest = ProtocolVersion::LATEST;
+        let version = ProtocolVersion::V2026_07_28;
         match method {
             modern::DISCOVER => {
                 let instructions = self.served.info.instructions.as_deref();
@@ -180,16 +178,10 @@ impl Lifecycle {
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_LIST => {
-                let result = self.list_tools(method, params, latest)?;
+                let result = self.list_tools(method, params, version)?;
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
-            methods::TOOLS_CALL => {
-                let shape = Shape {
-                    version: latest,
-                    modern: true,
-                };
-                self.call_tool(method, params, shape)
-            }
+            methods::TOOLS_CALL => self.call_tool(method, params, version),
             methods::PING | "logging/setLevel" => {
                 Err(ServerError::RemovedInModern(method.to_owned()))
             }
@@ -235,8 +227,8 @@ impl Lifecycle {
         }
         let params: InitializeParams = parse_params(method, params)?;
         // Version negotiation (`lifecycle.mdx`): the client's if supported, else our latest.
-        let version =
-            ProtocolVersion::parse(&params.protocol_version).unwrap_or(ProtocolVersion::LATEST);
+        let version = ProtocolVersion::parse_legacy(&params.protocol_version)
+            .unwrap_or(ProtocolVersion::LATEST_LEGACY);
         tracing::info!(
             client = %crate::error::shown(&params.client_info.name),
             client_version = %crate::error::shown(&params.client_info.version),
@@ -300,7 +292,7 @@ impl Lifecycle {
         &self,
         method: &str,
         params: Option<ServerParams>,
-        shape: Shape,
+        version: ProtocolVersion,
     ) -> Result<Outcome, ServerError> {
         // Read in parts by the parser when it could (`crate::params`); anything else, and
         // parts that do not fit, take the `Value` path, which words the -32602.
@@ -317,9 +309,9 @@ impl Lifecycle {
             .get(&params.name)
             .ok_or_else(|| ServerError::UnknownTool(params.name.clone()))?;
         Ok(match tool.call(params.arguments.unwrap_or_default()) {
-            ToolCall::Ready(result) => Outcome::Tool(result, shape),
-            ToolCall::Pending(fut) => Outcome::Running(Box::new(move |_| fut), shape),
-            ToolCall::Asking(work) => Outcome::Running(work, shape),
+            ToolCall::Ready(result) => Outcome::Tool(result, version),
+            ToolCall::Pending(fut) => Outcome::Running(Box::new(move |_| fut), version),
+            ToolCall::Asking(work) => Outcome::Running(work, version),
         })
     }
 }
@@ -328,8 +320,8 @@ impl Lifecycle {
 enum Outcome {
     Done(Value),
     /// A tool's result, ready now: sent in its typed form, with no `Value` tree.
-    Tool(CallToolResult, Shape),
-    Running(Work, Shape),
+    Tool(CallToolResult, ProtocolVersion),
+    Running(Work, ProtocolVersion),
 }
 
 /// Params of a protocol method; anything that does not fit its schema is -32602.

@@ -28,13 +28,6 @@ use crate::tools::ToolSet;
 /// ask the client through, it gives the tool's result.
 pub(crate) type Work = Box<dyn FnOnce(Peer) -> BoxFuture<'static, CallToolResult> + Send>;
 
-/// How a tool's result becomes its reply: the negotiated version, and the era.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Shape {
-    pub(crate) version: ProtocolVersion,
-    pub(crate) modern: bool,
-}
-
 /// What every connection's core serves: the tools and who the server is.
 #[derive(Debug)]
 pub(crate) struct Served {
@@ -149,7 +142,9 @@ impl<R> Core<R> {
             tracing::debug!(?call, "a cancelled call ended; no reply is sent");
             return;
         };
-        let reply = self.lifecycle.tool_reply(running.id, result, running.shape);
+        let reply = self
+            .lifecycle
+            .tool_reply(running.id, result, running.version);
         self.answer(running.batch, reply, out);
     }
 
@@ -186,10 +181,10 @@ impl<R> Core<R> {
         params: Option<Value>,
         answer: R,
     ) -> Result<Outgoing, (R, PeerError)> {
-        let Some(shape) = self.calls.shape(call) else {
+        let Some(version) = self.calls.version(call) else {
             return Err((answer, PeerError::Closed));
         };
-        if shape.modern {
+        if version.is_modern() {
             return Err((answer, PeerError::Stateless));
         }
         if let Some(capability) = needed_capability(&method) {
@@ -211,7 +206,7 @@ impl<R> Core<R> {
                 None => out.push(Action::Send(reply)),
                 Some(batch) => self.calls.ready(batch, reply.into_messages()),
             },
-            Handled::Run(id, work, shape) => match self.calls.start(id, shape, batch) {
+            Handled::Run(id, work, version) => match self.calls.start(id, version, batch) {
                 Ok(call) => out.push(Action::Start(call, work)),
                 Err(id) => {
                     let e = ServerError::DuplicateId(id.clone());

@@ -290,7 +290,7 @@ fn a_2026_07_28_call_cannot_ask_and_needs_no_handshake() {
         title: None,
         version: "1".into(),
     };
-    let meta = mcp::modern::request_meta(mcp::modern::VERSION, &client);
+    let meta = mcp::modern::request_meta(mcp::ProtocolVersion::LATEST.as_str(), &client);
     let request = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
         "params":{"name":"later","arguments":{},"_meta":meta}});
     assert_eq!(

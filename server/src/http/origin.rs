@@ -2,7 +2,7 @@
 //! `MCP-Protocol-Version`.
 
 use axum::http::{header, HeaderMap};
-use mcp_protocol::mcp::{modern, ProtocolVersion};
+use mcp_protocol::mcp::ProtocolVersion;
 
 /// The protocol version a request's `MCP-Protocol-Version` header names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,12 +57,11 @@ pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<HeaderVersion, Str
     let text = value
         .to_str()
         .map_err(|_| String::from_utf8_lossy(value.as_bytes()).into_owned())?;
-    if modern::VERSIONS.contains(&text) {
-        return Ok(HeaderVersion::Modern);
+    match ProtocolVersion::parse(text) {
+        Some(v) if v.is_modern() => Ok(HeaderVersion::Modern),
+        Some(v) => Ok(HeaderVersion::Legacy(v)),
+        None => Err(text.to_owned()),
     }
-    ProtocolVersion::parse(text)
-        .map(HeaderVersion::Legacy)
-        .ok_or_else(|| text.to_owned())
 }
 
 /// A header as text; `None` when absent or not visible ASCII.

@@ -108,7 +108,7 @@ impl Conn {
             }
             Some(Connected::Modern {
                 protocol_version, ..
-            }) => cx.modern_version = Some(protocol_version.clone()),
+            }) => cx.modern_version = Some(protocol_version.as_str().to_owned()),
             None => {}
         }
         cx

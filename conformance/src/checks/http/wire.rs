@@ -151,7 +151,7 @@ impl Wire {
 
     /// A request carrying 2026-07-28 `_meta`, with a fresh id.
     pub fn modern_request(&mut self, method: &str, params: Option<Value>) -> Value {
-        let meta = modern_meta(mcp_protocol::mcp::modern::VERSION);
+        let meta = modern_meta(mcp_protocol::mcp::ProtocolVersion::LATEST.as_str());
         let mut params = params.unwrap_or_else(|| json!({}));
         params["_meta"] = meta;
         self.request(method, Some(params))
