@@ -109,7 +109,7 @@ impl fmt::Display for ProtocolVersion {
 
 /// The modern (stateless) era, 2026-07-28 and later (`basic/versioning.mdx`): no `initialize`;
 /// every request carries its version and client capabilities in `params._meta`. Its versions
-/// are [`ProtocolVersion::MODERN`](super::ProtocolVersion::MODERN).
+/// are [`ProtocolVersion::MODERN`](crate::mcp::ProtocolVersion::MODERN).
 pub mod modern {
     /// `_meta` key: the protocol version of this request (required on modern requests).
     pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

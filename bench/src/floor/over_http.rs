@@ -4,7 +4,7 @@
 //! which `mcp-bench --url URL --floor` starts for each run, as it starts any server.
 //!
 //! Each `POST` to the endpoint's path is read whole and answered with the stdio floor's reply
-//! to the same bytes ([`super::answer`]: the id and the text spliced into a canned result, no
+//! to the same bytes (`floor::answer`: the id and the text spliced into a canned result, no
 //! JSON tree) in one `application/json` body; `initialize`'s reply also sets an
 //! `Mcp-Session-Id`, as a stateful server does, so the bench sends the same headers as to
 //! `mcp-echo-server --http`; a notification gets `202 Accepted` with no body (2025-11-25

@@ -1,12 +1,12 @@
 //! Streamable HTTP servers (`--url URL [-- COMMAND]`): each run a fresh session (and, with a
 //! command, a fresh server process), the same (payload, concurrency) cells as stdio's
-//! (payload, window) ones, measured by [`crate::measure_cells`] and reported by
+//! (payload, window) ones, measured by `measure_cells` and reported by
 //! [`crate::report`]; concurrency 1 gives latencies, more gives requests per second.
 //!
-//! - [`endpoint`]: the URL and the address its port is waited on;
-//! - [`process`]: the server the bench starts, waited on until it listens, then stopped;
-//! - [`session`]: the handshake and each POST, the reply read as JSON or SSE;
-//! - [`driver`]: the calls, C in flight, every reply verified.
+//! - `endpoint`: the URL and the address its port is waited on;
+//! - `process`: the server the bench starts, waited on until it listens, then stopped;
+//! - `session`: the handshake and each POST, the reply read as JSON or SSE;
+//! - `driver`: the calls, C in flight, every reply verified.
 
 mod driver;
 mod endpoint;

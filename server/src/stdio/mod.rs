@@ -1,15 +1,13 @@
-//! The stdio transport: one task reads frames, hands them to the [`Core`], runs the calls it
-//! is handed and writes what it made (`basic/transports.mdx` §stdio).
+//! The stdio transport (`basic/transports.mdx` §stdio): frames read from stdin go to the
+//! protocol core, the calls it hands over are run, and what it made is written to stdout.
 //!
-//! It waits for a shutdown, a finished call, a call's request to the client, or input, in
-//! that order (`select!`), and reads on without waiting while more input is ready, so a burst
-//! of requests costs one wake-up. Output is written before more input is read (a client that
-//! does not read its replies gets back-pressure, not unbounded memory), and a shutdown
-//! interrupts a write the peer never drains. When input ends or a shutdown comes, what was
-//! read is answered and written within `Config::shutdown_grace`.
-//!
-//! [`streams`] gives the process's stdin and stdout on the reactor: pipes and sockets, as
-//! MCP hosts give them.
+//! Two loops drive the same `connection` state and write the same bytes: [`serve`], the async
+//! loop, for sockets, terminals, files and in-process streams; and [`serve_blocking`], plain
+//! blocking reads and writes on the calling thread, for pipes, where it answers a lone request
+//! about a fifth sooner (BENCHMARKS.md). Either way output is written before more input is
+//! read (back-pressure, not unbounded memory), and when input ends or a stop comes, what was
+//! read is answered and written within `Config::shutdown_grace`. [`streams`] and [`blocking`]
+//! give the process's own stdin and stdout to each.
 
 mod blocking;
 mod connection;
@@ -21,8 +19,11 @@ mod streams;
 
 pub use self::blocking::{serve_blocking, BlockingStdio, Stopper};
 pub use self::serve::serve;
+#[doc(hidden)] // the socket stream, for tests that serve over a socketpair as the binary does
 pub use self::socket::Socket;
-pub use self::streams::{blocking, streams, Input, Output, OUTPUT_PIPE_BYTES};
+#[doc(hidden)] // for the binary's tests of the pipe it grows
+pub use self::streams::OUTPUT_PIPE_BYTES;
+pub use self::streams::{blocking, streams, Input, Output};
 
 #[cfg(test)]
 mod tests {
