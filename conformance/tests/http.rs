@@ -151,6 +151,38 @@ fn ended_session_served_fails() {
     assert_only(Bug::EndedSessionServed, "http.session-delete", "FAIL");
 }
 
+/// Each POST is its own exchange: a reply that comes after the replies to later POSTs is the
+/// check's that sent it, not the next one's (which would take it for an answer to a
+/// notification). The late reply here follows its ping by 50 ms; the harness waits for every
+/// POST of a check before the next begins, whatever the delay.
+#[test]
+fn a_late_reply_stays_in_the_check_that_sent_it() {
+    let url = start(Some(Bug::LateBigIds));
+    let (_, report) = check(&["--url", url.as_str(), "--only", "jsonrpc"], &[]);
+    assert_eq!(
+        status(&report, "jsonrpc.unknown-notification"),
+        "PASS",
+        "{}",
+        describe(&report)
+    );
+    let checks = common::checks(&report, 0);
+    let beyond = checks
+        .iter()
+        .find(|c| c["id"] == "jsonrpc.ids-beyond-2-53")
+        .expect("the check ran");
+    assert_eq!(beyond["status"], "INFO");
+    let late = beyond["transcript"].as_array().unwrap().iter().any(|e| {
+        e["direction"] == "receive"
+            && e["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("\"id\":9007199254740993"))
+    });
+    assert!(
+        late,
+        "the late reply is the evidence of the check that sent it: {beyond}"
+    );
+}
+
 #[test]
 fn stdio_only_checks_are_not_applicable_over_http_and_http_checks_over_stdio() {
     let url = start(None);

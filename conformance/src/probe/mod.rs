@@ -257,6 +257,20 @@ impl Probe {
         self.conn.frame(body)
     }
 
+    /// At the end of a check, over HTTP: lets the replies to its POSTs still in flight arrive
+    /// (within the wait) and reads them, so they are its evidence and not taken for the next
+    /// check's. Over stdio the barrier after a check does this (replies come in order).
+    pub(crate) async fn settle(&mut self) {
+        if !self.conn.settle(self.waits.wait).await {
+            return;
+        }
+        for _ in 0..self.conn.buffered() {
+            if matches!(self.next(Duration::ZERO).await, Got::Timeout | Got::Eof) {
+                break;
+            }
+        }
+    }
+
     /// The next thing on stdout, bounded by `limit`.
     pub async fn next(&mut self, limit: Duration) -> Got {
         let event = self.conn.recv(limit).await;

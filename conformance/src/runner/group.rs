@@ -136,6 +136,7 @@ async fn still_serving(probe: Option<&mut Probe>, ran: &Ran, no_next: bool) -> O
     let Some(p) = probe else {
         return Some("the check did not hand it back".to_owned());
     };
+    p.settle().await;
     if p.gone() {
         return Some("the server exited".to_owned());
     }

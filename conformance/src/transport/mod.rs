@@ -66,6 +66,18 @@ impl Conn {
         }
     }
 
+    /// Waits, at most `limit`, for the replies still on their way over HTTP (POSTs in flight,
+    /// in no order); `false` for a byte stream, whose replies come in order.
+    pub async fn settle(&mut self, limit: Duration) -> bool {
+        match self {
+            Conn::Stdio(_) => false,
+            Conn::Http(c) => {
+                c.settle(limit).await;
+                true
+            }
+        }
+    }
+
     pub async fn recv(&mut self, limit: Duration) -> Option<RawEvent> {
         match self {
             Conn::Stdio(c) => c.recv(limit).await,

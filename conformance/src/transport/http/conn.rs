@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
+use tokio::task::JoinHandle;
 
 use super::deliver::{deliver, Delivery, Learned};
 use super::endpoint::Endpoint;
@@ -54,7 +54,8 @@ pub struct HttpConn {
     log: Log,
     limit: usize,
     wait: Duration,
-    tasks: Vec<AbortHandle>,
+    /// The request POSTs still in flight.
+    tasks: Vec<JoinHandle<()>>,
 }
 
 impl Drop for HttpConn {
@@ -195,13 +196,22 @@ impl HttpConn {
         };
         if is_request {
             self.tasks.retain(|t| !t.is_finished());
-            self.tasks.push(tokio::spawn(work).abort_handle());
+            self.tasks.push(tokio::spawn(work));
         } else if tokio::time::timeout(self.wait, work).await.is_err() {
             self.log.record(
                 Direction::Event,
                 format!("no complete reply to the POST within {:?}", self.wait),
             );
         }
+    }
+
+    /// Waits, at most `limit`, until every request POST sent so far has its response: each
+    /// POST is a request of its own, and no order holds across them, so a reply can still be
+    /// on its way after a later one came.
+    pub async fn settle(&mut self, limit: Duration) {
+        let pending = futures::future::join_all(self.tasks.iter_mut());
+        let _ = tokio::time::timeout(limit, pending).await;
+        self.tasks.retain(|t| !t.is_finished());
     }
 
     /// The next frame, or `None` if nothing came within `limit`.
