@@ -1,8 +1,8 @@
 //! The server's scenarios over every transport it has: stdio on the async loop over an
 //! in-memory duplex, OS pipes and a socketpair, stdio on the blocking loop over OS pipes, and
 //! Streamable HTTP on a loopback port. The same scenario, through each driver of the one
-//! protocol core, must get the same replies (`on_every_transport!` at the end); what only stdio
-//! has (framing, EOF, signals, a closed output) runs on its four (`on_stdio!`). Then the blocking
+//! protocol core, must get the same replies (`on_transports!` at the end); what only stdio has
+//! (framing, EOF, signals, a closed output) runs on its four. Then the blocking
 //! loop's own cases: how it stops, drains and ends.
 #![allow(clippy::unwrap_used)]
 
@@ -1717,76 +1717,30 @@ async fn blocking_loop_ends_when_its_output_is_closed() {
     drop((input, output));
 }
 
-/// Runs each named scenario over every transport: `<name>::duplex`, `::pipes`, `::socket`,
-/// `::blocking`, `::http`.
-macro_rules! on_every_transport {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test]
-            async fn duplex() {
-                super::TRANSPORT.with(|t| t.set(super::Transport::Duplex));
-                super::$name().await;
-            }
-
-            #[tokio::test]
-            async fn pipes() {
-                super::TRANSPORT.with(|t| t.set(super::Transport::Pipes));
-                super::$name().await;
-            }
-
-            #[tokio::test]
-            async fn socket() {
-                super::TRANSPORT.with(|t| t.set(super::Transport::Socket));
-                super::$name().await;
-            }
-
-            #[tokio::test]
-            async fn blocking() {
-                super::TRANSPORT.with(|t| t.set(super::Transport::Blocking));
-                super::$name().await;
-            }
-
-            #[tokio::test]
-            async fn http() {
-                super::TRANSPORT.with(|t| t.set(super::Transport::Http));
-                super::$name().await;
-            }
-        }
+/// A module per scenario named, with a test per transport listed: `<name>::<transport>`.
+macro_rules! on_transports {
+    ($transports:tt; $($name:ident),* $(,)?) => {$(
+        scenario_tests!($name $transports);
     )*};
 }
 
-/// Runs each named scenario over the four stdio transports only.
-macro_rules! on_stdio {
-    ($($name:ident),* $(,)?) => {$(
+macro_rules! scenario_tests {
+    ($name:ident [$($test:ident: $transport:ident),*]) => {
         mod $name {
-            #[tokio::test]
-            async fn duplex() {
-                super::TRANSPORT.with(|t| t.set(super::Transport::Duplex));
-                super::$name().await;
-            }
-
-            #[tokio::test]
-            async fn pipes() {
-                super::TRANSPORT.with(|t| t.set(super::Transport::Pipes));
-                super::$name().await;
-            }
-
-            #[tokio::test]
-            async fn socket() {
-                super::TRANSPORT.with(|t| t.set(super::Transport::Socket));
-                super::$name().await;
-            }
-
-            #[tokio::test]
-            async fn blocking() {
-                super::TRANSPORT.with(|t| t.set(super::Transport::Blocking));
-                super::$name().await;
-            }
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    super::TRANSPORT.with(|t| t.set(super::Transport::$transport));
+                    super::$name().await;
+                }
+            )*
         }
-    )*};
+    };
 }
 
-on_every_transport!(
+// Every transport.
+on_transports!(
+    [duplex: Duplex, pipes: Pipes, socket: Socket, blocking: Blocking, http: Http];
     full_handshake_and_echo,
     version_negotiation_and_fields_per_version,
     gating_before_ready,
@@ -1803,7 +1757,9 @@ on_every_transport!(
     a_call_cannot_ask_what_the_client_did_not_declare,
 );
 
-on_stdio!(
+// What only stdio has.
+on_transports!(
+    [duplex: Duplex, pipes: Pipes, socket: Socket, blocking: Blocking];
     requests_before_initialize,
     parse_error_reply_bytes,
     batch_before_initialize,

@@ -238,15 +238,19 @@ fn a_call_asks_the_client_only_what_it_declared_and_gets_the_answer_routed_back(
     assert!(feed(&mut c, json!({"jsonrpc":"2.0","id":"nope","result":{}})).is_empty());
 }
 
-#[test]
-fn an_error_answer_reaches_the_call_as_an_error() {
+/// A ready core whose client declared `roots`, a running call, and its `roots/list` request.
+fn asking() -> (Core<&'static str>, CallId, mcp_protocol::Request) {
     let mut c = ready(json!({"roots": {}}));
     let call = started(&feed(&mut c, call(json!(1), "later")));
-    let Outgoing::Single(Message::Request(request)) =
-        c.ask(call, "roots/list".into(), None, "roots").unwrap()
-    else {
-        panic!();
-    };
+    match c.ask(call, "roots/list".into(), None, "roots") {
+        Ok(Outgoing::Single(Message::Request(request))) => (c, call, request),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_error_answer_reaches_the_call_as_an_error() {
+    let (mut c, call, request) = asking();
     let out = feed(
         &mut c,
         json!({"jsonrpc":"2.0","id":request.id,"error":{"code":-1,"message":"no"}}),
@@ -259,13 +263,7 @@ fn an_error_answer_reaches_the_call_as_an_error() {
 
 #[test]
 fn requests_a_call_leaves_unanswered_are_cancelled_when_it_ends() {
-    let mut c = ready(json!({"roots": {}}));
-    let call = started(&feed(&mut c, call(json!(1), "later")));
-    let Outgoing::Single(Message::Request(request)) =
-        c.ask(call, "roots/list".into(), None, "roots").unwrap()
-    else {
-        panic!();
-    };
+    let (mut c, call, request) = asking();
     let out = feed(&mut c, cancel(json!(1)));
     assert_eq!(
         sent(&out[0]),

@@ -37,7 +37,7 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::pthread::{pthread_self, Pthread};
 use parking_lot::Mutex;
 
-use super::connection::{Connection, Frames, Runner, READ_SIZE};
+use super::connection::{log_end, Connection, Frames, Runner, READ_SIZE};
 use super::replies::Replies;
 use crate::config::Config;
 use crate::core::Work;
@@ -247,12 +247,7 @@ fn drain(
     config: &Config,
     exit: Exit,
 ) -> io::Result<Exit> {
-    match &exit {
-        Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
-        other => tracing::debug!(?other, "input loop ended"),
-    }
-    if matches!(exit, Exit::OutputClosed) {
-        tracing::debug!("output closed by the peer; exiting");
+    if !log_end(&exit) {
         return Ok(exit);
     }
     let deadline = Instant::now() + config.shutdown_grace;

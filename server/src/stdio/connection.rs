@@ -16,6 +16,7 @@ use tokio_util::codec::Decoder;
 use super::replies::Replies;
 use crate::config::Config;
 use crate::core::{Action, Core, Served, Work};
+use crate::exit::Exit;
 use crate::info::ServerInfo;
 use crate::peer::{Answer, Ask, CallId, Link, Peer};
 use crate::tools::ToolSet;
@@ -40,6 +41,19 @@ pub(super) trait Runner {
     fn notify(&self) -> Option<Arc<dyn Fn() + Send + Sync>> {
         None
     }
+}
+
+/// Logs how a loop ended; `false` if the output is gone, so nothing is left to drain.
+pub(super) fn log_end(exit: &Exit) -> bool {
+    match exit {
+        Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
+        other => tracing::debug!(?other, "input loop ended"),
+    }
+    if matches!(exit, Exit::OutputClosed) {
+        tracing::debug!("output closed by the peer; exiting");
+        return false;
+    }
+    true
 }
 
 /// Why [`Connection::frames`] returned.

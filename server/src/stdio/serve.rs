@@ -19,7 +19,7 @@ use futures::{FutureExt, StreamExt};
 use mcp_protocol::mcp::CallToolResult;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::connection::{Connection, Frames, Runner};
+use super::connection::{log_end, Connection, Frames, Runner};
 use super::replies::Replies;
 use crate::config::Config;
 use crate::core::Work;
@@ -192,12 +192,7 @@ async fn drain<W: AsyncWrite + Unpin>(
     config: &Config,
     exit: Exit,
 ) -> io::Result<Exit> {
-    match &exit {
-        Exit::ReadFailed(e) => tracing::error!("reading input failed: {e}"),
-        other => tracing::debug!(?other, "input loop ended"),
-    }
-    if matches!(exit, Exit::OutputClosed) {
-        tracing::debug!("output closed by the peer; exiting");
+    if !log_end(&exit) {
         return Ok(exit);
     }
     let grace = config.shutdown_grace;
