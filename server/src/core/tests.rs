@@ -250,7 +250,7 @@ fn asking() -> (Core<&'static str>, CallId, mcp_protocol::Request) {
 
 #[test]
 fn an_error_answer_reaches_the_call_as_an_error() {
-    let (mut c, call, request) = asking();
+    let (mut c, _, request) = asking();
     let out = feed(
         &mut c,
         json!({"jsonrpc":"2.0","id":request.id,"error":{"code":-1,"message":"no"}}),
