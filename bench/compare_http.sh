@@ -11,10 +11,13 @@
 #
 #   bench/compare_http.sh [--rounds R] [--calls N] [--payload B[,B]] [--servers LIST]
 #                         [--timeout SECS] [--out FILE] [--bench PATH] [--ours PATH]
+#                         [--baseline PATH]
 #
 # Defaults: 3 rounds, 20000 calls, payloads 64,16384, servers
 # ours,rmcp,ts,floor,floor-structured. --servers picks a subset in that order (e.g. ours,floor);
-# --ours another build of mcp-echo-server. A server that fails (or ours built without --http)
+# --ours another build of mcp-echo-server; --baseline PATH adds an earlier build of it as one
+# more server, interleaved with the rest, and a table of ours ÷ that build (a change's cost or
+# gain, measured in the same rounds). A server that fails (or ours built without --http)
 # is recorded and the comparison goes on. Binaries are looked for in
 # $CARGO_TARGET_DIR/release (default target/release).
 # Run bench/setup.sh first.
@@ -31,6 +34,7 @@ out="$root/BENCHMARKS.md"
 target="${CARGO_TARGET_DIR:-$root/target}"
 bench="$target/release/mcp-bench"
 ours="$target/release/mcp-echo-server"
+baseline=""
 timeout_s=60
 orig_args=("$@")
 while [ $# -gt 0 ]; do
@@ -42,16 +46,18 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --bench) bench=$2; shift 2 ;;
     --ours) ours=$2; shift 2 ;;
+    --baseline) baseline=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare_http.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+[ -z "$baseline" ] || wanted="$wanted,baseline"
 
 rmcp="$interop/servers/rmcp-echo/target/release/rmcp-echo"
 node="$interop/node_modules/.bin/node"
 servers=()
-all=(ours rmcp ts floor floor-structured)
+all=(ours rmcp ts floor floor-structured baseline)
 for s in "${all[@]}"; do
   case ",$wanted," in *",$s,"*) servers+=("http-$s") ;; esac
 done
@@ -60,6 +66,7 @@ need=("$bench")
 for s in "${servers[@]}"; do
   case "$s" in
     http-ours) need+=("$ours") ;;
+    http-baseline) need+=("$baseline") ;;
     http-rmcp) need+=("$rmcp") ;;
     http-ts) need+=("$node") ;;
     http-floor*) ;;  # the bench itself
@@ -84,6 +91,7 @@ free_port() {
 server_args() {
   case "$1" in
     http-ours) echo "-- $ours --http 127.0.0.1:$2" ;;
+    http-baseline) echo "-- $baseline --http 127.0.0.1:$2" ;;
     http-rmcp) echo "-- $rmcp --transport http --addr 127.0.0.1:$2" ;;
     http-ts)   echo "-- $node $here/servers/ts_http_echo_server.mjs $2" ;;
     http-floor) echo "--floor" ;;

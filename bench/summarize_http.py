@@ -24,6 +24,7 @@ SERVERS = [
     ("http-ts", "TypeScript SDK `StreamableHTTPServerTransport` (node http)"),
     ("http-floor", "floor (`--floor`: hyper, a canned reply)"),
     ("http-floor-structured", "floor, our reply (`--floor --floor-reply structured`)"),
+    ("http-baseline", "ours, an earlier build (`--baseline`)"),
 ]
 # The floors ours is divided by, and how each is named in the ratio table.
 FLOORS = [
@@ -147,6 +148,7 @@ def main():
       "round; the numbers it measured are still shown.\n")
 
     floor_ratios(w, data, payloads)
+    baseline_ratios(w, data, payloads)
 
     w("### Ratios against the targets\n")
     w("Each ratio is the median over rounds of ours ÷ the peer within one round.\n")
@@ -194,6 +196,22 @@ def floor_ratios(w, data, payloads):
         for p in payloads:
             row += f" {ratio(paired(data, 'http-ours', f, (p, 1, 'p50')))} |"
         w(row)
+    w("")
+
+
+def baseline_ratios(w, data, payloads):
+    """Ours ÷ an earlier build of ours, benched in the same rounds (`--baseline`)."""
+    if "http-baseline" not in data or "http-ours" not in data:
+        return
+    w("### Ours against an earlier build\n")
+    w("Each ratio is the median over rounds of this build ÷ the earlier one within one round "
+      "(requests/s: higher is better; p50: lower is better).\n")
+    w("| | " + " | ".join(f"{k} {label(p)}" for k in ("requests/s c64", "p50 c1") for p in payloads)
+      + " |")
+    w("|---|" + "---:|" * (2 * len(payloads)))
+    cells = [ratio(paired(data, "http-ours", "http-baseline", (p, c, m)))
+             for c, m in ((WIDE, "throughput"), (1, "p50")) for p in payloads]
+    w("| ours ÷ the earlier build | " + " | ".join(cells) + " |")
     w("")
 
 
