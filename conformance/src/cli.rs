@@ -183,7 +183,7 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(run(cli));
+    let code = runtime.block_on(crate::interrupt::run_to_the_end(run(cli)));
     runtime.shutdown_timeout(Duration::from_secs(1));
     ExitCode::from(code)
 }
