@@ -76,7 +76,7 @@ pub async fn run_target(
         _ => return run_checks(target, checks, config, expected).await,
     };
     let reached = if target.launches() {
-        http_server::start(&target.command, &endpoint, config.first_reply_wait())
+        http_server::start(&target.command, &endpoint, config.start_wait)
             .await
             .map(Some)
             .map_err(|e| e.to_string())
