@@ -23,7 +23,10 @@ use mcp_protocol::Framing;
 /// the stateless 2026-07-28 era (era detection, server/discover, per-request _meta).
 ///
 /// With no target it tests the bundled mcp-echo-server. Exit codes: 0 all checks passed,
-/// 1 a check failed, 2 usage error, 3 a target could not be started.
+/// 1 a check failed, 2 usage error, 3 a target could not be started (with --url: also its
+/// port already in use, or nothing listening there), 130 interrupted (143 SIGTERM). Every
+/// server started runs in a process group of its own, ended as a whole (SIGTERM, SIGKILL 2 s
+/// later), also on Ctrl-C.
 #[derive(Debug, Parser)]
 #[command(
     name = "mcp-conformance",
@@ -64,7 +67,9 @@ struct Cli {
 
     /// Seconds each server process may take to answer its first request (at least --timeout):
     /// every start gets it, the run's first and every later one. Generous by default: a server
-    /// started through npx or uvx may download first.
+    /// started through npx or uvx may download first. With --url on this machine, also how
+    /// long its port may take to accept connections (without a command: the server may start
+    /// while the harness waits).
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     start_timeout: f64,
 
@@ -183,7 +188,7 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(run(cli));
+    let code = runtime.block_on(crate::interrupt::run_to_the_end(run(cli)));
     runtime.shutdown_timeout(Duration::from_secs(1));
     ExitCode::from(code)
 }

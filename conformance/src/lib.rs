@@ -18,6 +18,8 @@
 //!   `runner`: where each check runs, shared sessions, `--jobs`, a server that stops
 //!   answering, root causes, expected failures.
 //! * `target`: command lines and host config files; `report`: text, JSON, JUnit, transcripts.
+//! * `groups`: the process groups of the servers the harness starts, each ended as a whole;
+//!   `interrupt`: an interrupted run ends them all before it exits.
 
 mod catalog;
 mod check;
@@ -27,7 +29,9 @@ mod config;
 mod ctx;
 mod era;
 mod evidence;
+mod groups;
 mod ids;
+mod interrupt;
 mod mismatch;
 mod pattern;
 mod probe;

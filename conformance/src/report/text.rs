@@ -126,7 +126,7 @@ fn target(out: &mut String, report: &TargetReport, opts: &TextOptions, paint: Pa
         let _ = writeln!(out, "   {}", one_line(&starts, LINE_CUT));
     }
     if let Some(error) = &report.start_error {
-        start_error(out, error, paint);
+        start_error(out, error, report.framing == "http", paint);
     }
     root_causes(out, report, paint);
     if let Some(reason) = &report.skipped {
@@ -166,8 +166,9 @@ fn target(out: &mut String, report: &TargetReport, opts: &TextOptions, paint: Pa
 const START_ERROR_LINES: usize = 16;
 
 /// Why the server could not be started: the first line wrapped, the stderr lines under it as
-/// they are (each cut to one line, the last ones kept).
-fn start_error(out: &mut String, error: &str, paint: Paint) {
+/// they are (each cut to one line, the last ones kept). Over HTTP the error says what to do
+/// itself: there may be no command to check.
+fn start_error(out: &mut String, error: &str, http: bool, paint: Paint) {
     let mut lines = error.lines();
     let first = lines.next().unwrap_or_default();
     let text = format!(
@@ -189,14 +190,13 @@ fn start_error(out: &mut String, error: &str, paint: Paint) {
     for line in shown {
         let _ = writeln!(out, "           {}", one_line(line.trim_start(), LINE_CUT));
     }
-    push_wrapped(
-        out,
-        "         ",
-        9,
-        9,
+    let closing = if http {
+        "No checks ran."
+    } else {
         "No checks ran; check the command, its arguments, its environment and its working \
-         directory.",
-    );
+         directory."
+    };
+    push_wrapped(out, "         ", 9, 9, closing);
 }
 
 /// The root causes found on the way, first: what could not be read, the check that owns it,

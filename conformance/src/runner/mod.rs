@@ -17,7 +17,7 @@ use futures::{FutureExt, StreamExt};
 
 use crate::catalog::Check;
 use crate::check::{CheckResult, Outcome, RunsIn, TargetReport};
-use crate::config::RunConfig;
+use crate::config::{Progress, RunConfig};
 use crate::ctx::{Ctx, Observations, Slot};
 use crate::era::EraReport;
 use crate::evidence::Trace;
@@ -26,7 +26,7 @@ use crate::progress::Tracker;
 use crate::select::{select, ExpectedFailures};
 use crate::startup::Startup;
 use crate::target::Target;
-use crate::transport::http::server as http_server;
+use crate::transport::http::{port, server as http_server};
 
 use plan::{Placed, Plan};
 use stalls::Stalls;
@@ -61,36 +61,48 @@ impl Ran {
     }
 }
 
-/// Runs every selected check against `target`; a server given as a command for a URL is
-/// started first and stopped after.
+/// Runs every selected check against `target`. A server given as a command for a URL is
+/// started first and stopped after; one given without a command (on this machine) is waited
+/// for until its port accepts connections.
 pub async fn run_target(
     target: Target,
     checks: &[Check],
     config: Arc<RunConfig>,
     expected: &ExpectedFailures,
 ) -> TargetReport {
-    let launch = match &target.http {
-        Some(endpoint) if target.launches() && target.skip.is_none() => Some(Arc::clone(endpoint)),
-        _ => None,
-    };
-    let Some(endpoint) = launch else {
-        return run_checks(target, checks, config, expected).await;
-    };
     let started = Instant::now();
-    match http_server::start(&target.command, &endpoint, config.first_reply_wait()).await {
-        Ok(mut server) => {
+    let endpoint = match &target.http {
+        Some(endpoint) if target.skip.is_none() => Arc::clone(endpoint),
+        _ => return run_checks(target, checks, config, expected).await,
+    };
+    let reached = if target.launches() {
+        http_server::start(&target.command, &endpoint, config.start_wait)
+            .await
+            .map(Some)
+            .map_err(|e| e.to_string())
+    } else {
+        let announce = config.progress != Progress::Off;
+        port::await_server(&endpoint, config.start_wait, announce)
+            .await
+            .map(|()| None)
+            .map_err(|e| e.to_string())
+    };
+    match reached {
+        Ok(server) => {
             let report = run_checks(target, checks, config, expected).await;
-            server.stop().await;
+            if let Some(mut server) = server {
+                server.stop().await;
+            }
             report
         }
-        Err(e) => {
+        Err(why) => {
             let unstarted = Target {
                 skip: Some(String::new()),
                 ..target
             };
             let mut report = run_checks(unstarted, checks, config, expected).await;
             report.skipped = None;
-            report.start_error = Some(e.to_string());
+            report.start_error = Some(why);
             report.duration = started.elapsed();
             report
         }

@@ -3,7 +3,9 @@
 //!
 //! Unlike `mcp_client::Client` there is no lifecycle and no pairing: every frame the server
 //! writes is handed out in order, unparsed, and everything is kept in a timestamped transcript.
-//! The process itself (its group, signals, exit and stderr) is `mcp_client`'s.
+//! The process itself (its signals, exit and stderr) is `mcp_client`'s; its process group is
+//! held as a [`Group`], and ended as a whole (SIGTERM, then SIGKILL) when the connection is
+//! dropped, even if the server itself has exited and left something running.
 
 use std::process::ExitStatus;
 use std::sync::Arc;
@@ -23,6 +25,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::FramedRead;
 
 use super::event::RawEvent;
+use crate::groups::{self, Group};
 use crate::transcript::{Direction, TranscriptEntry};
 
 /// Stderr lines kept for a transcript.
@@ -93,13 +96,31 @@ impl Log {
 #[derive(Debug)]
 pub struct StdioConn {
     process: Arc<Process>,
-    _guard: KillOnDrop,
+    /// Both taken when the connection is dropped, to end the group in the background.
+    guard: Option<KillOnDrop>,
+    group: Option<Group>,
     stdin: Option<ChildStdin>,
     events: mpsc::Receiver<RawEvent>,
     framing: Framing,
     started: Instant,
     transcript: Transcript,
     eof_seen: bool,
+}
+
+impl Drop for StdioConn {
+    /// Closes stdin and ends the process group (SIGTERM, then SIGKILL after the grace period)
+    /// without holding up the caller; the run waits for every group before it exits. Without
+    /// a runtime to do that in, the group is killed at once.
+    fn drop(&mut self) {
+        self.stdin = None;
+        let (group, guard) = (self.group.take(), self.guard.take());
+        if let (Ok(runtime), Some(group)) = (tokio::runtime::Handle::try_current(), group) {
+            runtime.spawn(async move {
+                group.end(groups::GRACE).await;
+                drop(guard);
+            });
+        }
+    }
 }
 
 impl StdioConn {
@@ -144,8 +165,9 @@ impl StdioConn {
             }
         });
         Ok(StdioConn {
+            group: spawned.process.pid().and_then(Group::led_by),
             process: spawned.process,
-            _guard: spawned.guard,
+            guard: Some(spawned.guard),
             stdin: Some(spawned.stdin),
             events,
             framing,

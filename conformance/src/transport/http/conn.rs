@@ -36,7 +36,7 @@ pub fn client_for(endpoint: &Endpoint, wait: Duration) -> Result<reqwest::Client
     let mut builder = reqwest::Client::builder().connect_timeout(wait);
     let loopback = endpoint
         .authority()
-        .is_some_and(|(host, _)| matches!(host.as_str(), "127.0.0.1" | "::1" | "localhost"));
+        .is_some_and(|(host, _)| super::port::is_loopback(&host));
     if loopback {
         builder = builder.no_proxy();
     }

@@ -1,28 +1,31 @@
-//! A server given as a command after `--url URL --`: started before the checks, ready once
-//! the URL's port accepts connections (bounded by `--start-timeout`), stopped after them
-//! (SIGTERM, then SIGKILL), as stdio probes stop their processes.
+//! A server given as a command after `--url URL --`: refused if something already accepts
+//! connections on the URL's loopback port (it would be tested instead), started in a process
+//! group of its own, ready once the port accepts connections (bounded by `--start-timeout`),
+//! and ended after the checks as a whole group (SIGTERM, then SIGKILL after
+//! [`groups::GRACE`]): what it started (`npx`'s `node`) ends with it.
 
 use std::collections::VecDeque;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_client::ServerCommand;
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
 use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Child;
+use tokio::sync::watch;
 
 use super::endpoint::Endpoint;
+use super::port::{self, Closed};
+use crate::groups::{self, Group};
 
 /// Stderr lines kept for a start error.
 const TAIL: usize = 20;
 
-/// The running server.
+/// The running server: its process group, and its exit once it has one.
 #[derive(Debug)]
 pub struct ServerProcess {
-    child: Child,
+    group: Option<Group>,
+    exit: watch::Receiver<Option<ExitStatus>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
 }
 
@@ -31,6 +34,13 @@ pub struct ServerProcess {
 pub enum LaunchError {
     #[error("{0} is not an http(s) URL with a host")]
     NoHost(String),
+    #[error(
+        "{host}:{port} already accepts connections, before the server was started: another \
+         process listens there (perhaps a server left running by an earlier run), and the \
+         checks would test it instead. Stop that process (`lsof -i :{port}` or `ss -ltnp` \
+         names it), or give the server and --url a free port"
+    )]
+    PortInUse { host: String, port: u16 },
     #[error("could not start {command}: {source}")]
     Spawn {
         command: String,
@@ -46,12 +56,13 @@ pub enum LaunchError {
     },
     #[error(
         "{host}:{port} accepted no connection within {budget:?} (--start-timeout) of starting \
-         the server{stderr}"
+         the server (the last attempt: {error}){stderr}"
     )]
     NoConnection {
         host: String,
         port: u16,
         budget: Duration,
+        error: String,
         stderr: String,
     },
 }
@@ -65,15 +76,52 @@ pub async fn start(
     let (host, port) = endpoint
         .authority()
         .ok_or_else(|| LaunchError::NoHost(endpoint.url.clone()))?;
+    if port::is_loopback(&host) && port::connect(&host, port).await.is_ok() {
+        return Err(LaunchError::PortInUse { host, port });
+    }
+    let mut server = spawn(command)?;
+    let exit = server.exit.clone();
+    let opened =
+        port::wait_until_open(&host, port, budget, || exit.borrow().is_some(), |_| {}).await;
+    let error = match opened {
+        Ok(()) => return Ok(server),
+        Err(Closed::Refused(error)) => error,
+        Err(Closed::Ended(error)) => error,
+    };
+    // What the leader left behind ends too.
+    let stderr = server.stderr_note();
+    server.stop().await;
+    let status = *server.exit.borrow();
+    Err(match status {
+        Some(status) => LaunchError::Exited {
+            status,
+            host,
+            port,
+            stderr,
+        },
+        None => LaunchError::NoConnection {
+            host,
+            port,
+            budget,
+            error,
+            stderr,
+        },
+    })
+}
+
+/// Starts `command` in a process group of its own, its stderr kept, its exit watched.
+fn spawn(command: &ServerCommand) -> Result<ServerProcess, LaunchError> {
     let mut cmd = tokio::process::Command::from(command.to_command());
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
+        .process_group(0)
         .kill_on_drop(true);
     let mut child = cmd.spawn().map_err(|source| LaunchError::Spawn {
         command: command.display(),
         source,
     })?;
+    let group = child.id().and_then(Group::led_by);
     let stderr: Arc<Mutex<VecDeque<String>>> = Arc::default();
     if let Some(pipe) = child.stderr.take() {
         let tail = Arc::clone(&stderr);
@@ -88,36 +136,18 @@ pub async fn start(
             }
         });
     }
-    let mut server = ServerProcess { child, stderr };
-    let started = Instant::now();
-    loop {
-        if tokio::net::TcpStream::connect((host.as_str(), port))
-            .await
-            .is_ok()
-        {
-            return Ok(server);
+    let (tx, exit) = watch::channel(None);
+    // Reaps the leader as soon as it exits, so it is never a zombie its group waits on.
+    tokio::spawn(async move {
+        if let Ok(status) = child.wait().await {
+            let _ = tx.send(Some(status));
         }
-        if let Ok(Some(status)) = server.child.try_wait() {
-            return Err(LaunchError::Exited {
-                status,
-                host,
-                port,
-                stderr: server.stderr_note(),
-            });
-        }
-        if started.elapsed() >= budget {
-            let stderr = server.stderr_note();
-            server.stop().await;
-            return Err(LaunchError::NoConnection {
-                host,
-                port,
-                budget,
-                stderr,
-            });
-        }
-        // Polling a port that is not open yet: nothing to wait on but time.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    });
+    Ok(ServerProcess {
+        group,
+        exit,
+        stderr,
+    })
 }
 
 impl ServerProcess {
@@ -130,15 +160,10 @@ impl ServerProcess {
         format!("; its last stderr lines:\n  {}", lines.join("\n  "))
     }
 
-    /// SIGTERM, then SIGKILL if it has not exited within two seconds.
+    /// Ends the server's whole process group: SIGTERM, then SIGKILL after the grace period.
     pub async fn stop(&mut self) {
-        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-            let exited = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
-            if exited.is_ok() {
-                return;
-            }
+        if let Some(group) = self.group.take() {
+            group.end(groups::GRACE).await;
         }
-        let _ = self.child.kill().await;
     }
 }
