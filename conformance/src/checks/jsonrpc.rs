@@ -449,7 +449,12 @@ async fn concurrent(ctx: &Ctx) -> Outcome {
     while counts.len() < CONCURRENT as usize {
         match p.next_until(deadline).await {
             Got::Json(v) if is_response(&v) => count(&mut counts, &v),
-            Got::Json(_) | Got::Garbage(_) | Got::Spread(..) => {}
+            Got::Garbage(_) => {
+                if let Some(e) = p.unreadable_reply() {
+                    return Outcome::fail(format!("{CONCURRENT} replies"), e);
+                }
+            }
+            Got::Json(_) | Got::Spread(..) => {}
             Got::OtherFraming(_) | Got::Eof | Got::Timeout => break,
         }
     }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Got;
 use crate::mismatch::{self, Spread};
-use crate::transport::RawEvent;
+use crate::transport::{RawEvent, Unanswered};
 
 /// At most this many frames (and, separately, non-frames) are kept: a server flooding stdout
 /// must not grow the harness's memory. Checks send a few hundred messages at most.
@@ -28,6 +28,9 @@ pub struct Inbox {
     received: Vec<Value>,
     /// How many JSON frames were received, all told.
     received_total: usize,
+    /// Requests whose HTTP response ended without their JSON-RPC response, not yet claimed by
+    /// a wait (the first [`KEPT`]).
+    unanswered: Vec<Unanswered>,
 }
 
 impl Inbox {
@@ -40,6 +43,7 @@ impl Inbox {
             garbage_total: 0,
             received: Vec::new(),
             received_total: 0,
+            unanswered: Vec::new(),
         }
     }
 
@@ -58,8 +62,26 @@ impl Inbox {
                 self.other_framing(text)
             }
             Some(RawEvent::Invalid(e)) => self.not_a_frame(e.to_string()),
+            Some(RawEvent::Unanswered(u)) => {
+                let seen = format!("no response to id {} came in its reply: {}", u.id, u.seen);
+                if self.unanswered.len() < KEPT {
+                    self.unanswered.push(u);
+                }
+                self.not_a_frame(seen)
+            }
             Some(RawEvent::Frame(bytes)) => self.frame(&bytes),
         }
+    }
+
+    /// The first request whose HTTP response ended without its JSON-RPC response.
+    pub(super) fn take_any_unanswered(&mut self) -> Option<Unanswered> {
+        (!self.unanswered.is_empty()).then(|| self.unanswered.remove(0))
+    }
+
+    /// The request `id`'s HTTP response ended without its JSON-RPC response: what came.
+    pub(super) fn take_unanswered(&mut self, id: &Value) -> Option<Unanswered> {
+        let i = self.unanswered.iter().position(|u| u.id == *id)?;
+        Some(self.unanswered.remove(i))
     }
 
     fn frame(&mut self, bytes: &[u8]) -> Got {

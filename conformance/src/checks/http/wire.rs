@@ -176,7 +176,9 @@ impl Wire {
             let name = HeaderName::from_static(name);
             headers.remove(&name);
             if let Some(v) = value {
-                if let Ok(value) = HeaderValue::from_str(v) {
+                // Bytes, not `from_str`: a session id the server gave outside visible ASCII
+                // still goes back as it came.
+                if let Ok(value) = HeaderValue::from_bytes(v.as_bytes()) {
                     if name != ACCEPT && name != CONTENT_TYPE {
                         shown.push(format!("{name}: {v}"));
                     }
@@ -276,7 +278,10 @@ impl Wire {
             .and_then(Value::as_str)
             .ok_or_else(|| WireError::NoResult(reply.text()))?;
         self.version = Some(version.to_owned());
-        self.session = reply.header(SESSION_ID).map(str::to_owned);
+        self.session = reply
+            .headers
+            .get(SESSION_ID)
+            .and_then(|v| String::from_utf8(v.as_bytes().to_vec()).ok());
         Ok(reply)
     }
 }
