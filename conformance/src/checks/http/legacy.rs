@@ -244,6 +244,32 @@ pub async fn origin_forbidden(ctx: &Ctx) -> Outcome {
     }
 }
 
+pub async fn origin_forbidden_get_delete(ctx: &Ctx) -> Outcome {
+    let mut w = step!(Wire::new(ctx), "an HTTP client");
+    if ctx.era().legacy {
+        step!(w.initialize().await, "a session (initialize answered)");
+    }
+    let mut seen_all = Vec::new();
+    for method in [Method::GET, Method::DELETE] {
+        let mut ask = Ask::bare(method.clone()).header("origin", Some(EVIL_ORIGIN));
+        if let Some(s) = w.session.clone() {
+            ask = ask.header(SESSION_ID, Some(&s));
+        }
+        if let Some(v) = w.version.clone() {
+            ask = ask.header(PROTOCOL_VERSION, Some(&v));
+        }
+        let reply = step!(w.send(ask).await, "an HTTP response");
+        if reply.status != 403 {
+            return Outcome::fail(
+                format!("403 Forbidden for a {method} with Origin: {EVIL_ORIGIN}"),
+                format!("{method} got {}", reply.status_line()),
+            );
+        }
+        seen_all.push(format!("{method}: 403"));
+    }
+    Outcome::pass(seen_all.join("; "))
+}
+
 /// What an error body says of itself: a JSON-RPC error with or without an id, or not one.
 fn describe_error(reply: &Reply) -> String {
     let messages = reply.messages();
