@@ -6,6 +6,7 @@
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
@@ -39,7 +40,9 @@ pub enum Bug {
     /// the replies to requests POSTed with it (no order holds across POSTs).
     LateBigIds,
     /// Not a defect: a request whose id is an integer beyond 2^53 is answered only once the
-    /// reply to a request POSTed after it has been sent (no order holds across POSTs).
+    /// client has POSTed a notification after it (at most 2 s late): its reply comes after the
+    /// replies to requests POSTed with it, while the client's next exchange is under way (no
+    /// order holds across POSTs).
     DelayedReply,
     /// A foreign Origin is refused on POST only, served on GET and DELETE.
     OriginCheckedOnPostOnly,
@@ -77,6 +80,9 @@ struct Fixture {
     next: Mutex<u64>,
     /// The last SSE event id given, across all streams.
     event_ids: Mutex<u64>,
+    /// Notifications POSTed so far, and a wake-up for each.
+    notifications: std::sync::atomic::AtomicU64,
+    notified: tokio::sync::Notify,
 }
 
 impl Fixture {
@@ -135,6 +141,8 @@ fn start_with(bug: Option<Bug>, modern_only: bool) -> String {
         sessions: Mutex::default(),
         next: Mutex::new(1),
         event_ids: Mutex::new(0),
+        notifications: Default::default(),
+        notified: tokio::sync::Notify::new(),
     });
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -362,6 +370,8 @@ async fn handle(
         return batch(&f, items);
     }
     let Some(id) = id else {
+        f.notifications.fetch_add(1, Ordering::SeqCst);
+        f.notified.notify_waiters();
         return if f.bug == Some(Bug::Notification200) {
             StatusCode::OK.into_response()
         } else {
@@ -373,7 +383,7 @@ async fn handle(
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     if big && f.has(Bug::DelayedReply) {
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        until_next_notification(&f).await;
     }
     let answered = answer(&name, &params, false);
     if f.has(Bug::UnknownMethodPlain500) && matches!(answered, Err((-32601, _))) {
@@ -397,6 +407,21 @@ async fn handle(
         _ => f.event(&reply.to_string()),
     };
     sse_reply(events, None)
+}
+
+/// Waits until the client POSTs a notification after now, or 2 s.
+async fn until_next_notification(f: &Fixture) {
+    let seen = f.notifications.load(Ordering::SeqCst);
+    let wait = async {
+        loop {
+            let woken = f.notified.notified();
+            if f.notifications.load(Ordering::SeqCst) > seen {
+                return;
+            }
+            woken.await;
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), wait).await;
 }
 
 /// A JSON-RPC batch (2025-03-26): one JSON array of the requests' responses, or 202 if it
