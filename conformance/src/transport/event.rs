@@ -44,3 +44,8 @@ pub enum NoResponse {
     /// A body that is neither a JSON-RPC message nor an SSE stream (for a success status).
     NotAMessage,
 }
+
+/// Is this a JSON-RPC response (not a request or notification)?
+pub fn is_response(v: &Value) -> bool {
+    v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
+}

@@ -98,7 +98,7 @@ impl Delivery {
                     String::from_utf8_lossy(bytes).into_owned(),
                 );
                 self.learn(&v);
-                let response = crate::probe::is_response(&v);
+                let response = crate::transport::is_response(&v);
                 let frame = self.with_post_id(v, bytes, status);
                 let _ = self.tx.send(RawEvent::Frame(frame)).await;
                 response
