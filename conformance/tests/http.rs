@@ -583,6 +583,11 @@ fn count(report: &Value, status: &str) -> usize {
 #[test]
 fn sse_events_without_data_are_one_root_cause() {
     let report = assert_root_cause(Bug::SseNoDataAll, "http.sse-response", "WARN");
+    let actual = common::find(&report, "http.sse-response")["actual"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(actual.contains("event: message\\n{"), "{actual}");
     assert!(count(&report, "BLOCKED") > 5, "{}", describe(&report));
 }
 
@@ -600,6 +605,9 @@ fn a_reply_wrapped_in_an_array_is_one_root_cause() {
         .unwrap()
         .to_owned();
     assert!(actual.contains("JSON array of 1"), "{actual}");
+    // The start-up met it: every check that needs the server is blocked, none skipped.
+    assert!(count(&report, "BLOCKED") > 50, "{}", describe(&report));
+    assert_eq!(count(&report, "SKIP"), 0, "{}", describe(&report));
 }
 
 #[test]

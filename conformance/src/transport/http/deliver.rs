@@ -187,7 +187,11 @@ async fn sse(resp: reqwest::Response, d: &Delivery, line: &str) {
     let mut seen = SseSeen::default();
     while let Some(chunk) = stream.next().await {
         let fed = match chunk {
-            Ok(c) => reader.feed(&c, &mut events).map_err(|e| e.to_string()),
+            Ok(c) => {
+                let room = SNIPPET.saturating_sub(seen.head.len());
+                seen.head.extend_from_slice(&c[..c.len().min(room)]);
+                reader.feed(&c, &mut events).map_err(|e| e.to_string())
+            }
             Err(e) => Err(format!("reading it failed: {e}")),
         };
         for event in events.drain(..) {
@@ -231,6 +235,8 @@ struct SseSeen {
     responses: usize,
     /// Why reading it stopped early, if it did.
     problem: Option<String>,
+    /// Its first bytes, for the report.
+    head: Vec<u8>,
 }
 
 impl SseSeen {
@@ -247,6 +253,10 @@ impl SseSeen {
         }
         if let Some(p) = &self.problem {
             text.push_str(&format!("; {p}"));
+        }
+        if !self.head.is_empty() {
+            let head = String::from_utf8_lossy(&self.head);
+            text.push_str(&format!("; it began: {head:?}"));
         }
         text
     }
