@@ -640,3 +640,28 @@ fn an_unknown_method_answered_500_text_plain_fails() {
         assert!(actual.contains(part), "{part}: {actual}");
     }
 }
+
+/// A legacy-only server whose router answers `server/discover` `404 text/plain`: that is no
+/// 2026-07-28 answer, so the run goes on in the legacy era (the probe falls back as the
+/// versioning page describes), and the reply is never taken for a JSON-RPC error.
+#[test]
+fn a_plain_404_to_discover_reads_as_legacy_only() {
+    let url = start(Some(Bug::LegacyOnlyPlain404));
+    let (run, report) = check(&["--url", url.as_str()], &[]);
+    assert_eq!(report["targets"][0]["eras"], serde_json::json!(["legacy"]));
+    for id in [
+        "lifecycle.initialize-result",
+        "jsonrpc.unknown-method",
+        "http.origin-forbidden-get-delete",
+    ] {
+        assert_eq!(status(&report, id), "PASS", "{id}: {}", describe(&report));
+    }
+    assert!(
+        with_status(&report, "BLOCKED").is_empty(),
+        "{}",
+        describe(&report)
+    );
+    let detail = common::find(&report, "era.detect").to_string();
+    assert!(detail.contains("HTTP 404 text/plain"), "{detail}");
+    assert_eq!(run.code, 0, "{}", describe(&report));
+}

@@ -66,6 +66,9 @@ pub enum Bug {
     ChangedIds,
     /// An unknown method gets `500 text/plain` instead of a JSON-RPC error.
     UnknownMethodPlain500,
+    /// Not a defect: a legacy-only server, whose router answers a 2026-07-28 request
+    /// `404 text/plain` (as one that does not know the revision does).
+    LegacyOnlyPlain404,
 }
 
 const VERSIONS: [&str; 4] = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"];
@@ -309,6 +312,10 @@ async fn handle(
         .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
         .and_then(Value::as_str);
     if let (Some(version), Some(id)) = (meta_version, &id) {
+        if f.has(Bug::LegacyOnlyPlain404) {
+            let plain = [("content-type", "text/plain")];
+            return (StatusCode::NOT_FOUND, plain, "Not Found").into_response();
+        }
         return modern(&f, &headers, id, &name, &params, version);
     }
     if f.modern_only {
