@@ -5,11 +5,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_protocol::http::{PROTOCOL_VERSION, SESSION_ID};
 use reqwest::Method;
 use serde_json::Value;
 
-use super::wire::{Ask, Wire, WireError};
+use super::wire::{Wire, WireError};
 use crate::check::Outcome;
 use crate::checks::step;
 use crate::ctx::Ctx;
@@ -21,23 +20,12 @@ use crate::transport::http::reply::{Body, Reply};
 /// what the server would put on it by mistake (the ping's response) comes by then.
 const GET_WINDOW: Duration = Duration::from_secs(1);
 
-/// A GET of the session `w` holds, without `Last-Event-ID` (nothing is resumed).
-fn get_ask(w: &Wire) -> Ask {
-    let mut ask = Ask::bare(Method::GET);
-    if let Some(s) = &w.session {
-        ask = ask.header(SESSION_ID, Some(s));
-    }
-    if let Some(v) = &w.version {
-        ask = ask.header(PROTOCOL_VERSION, Some(v));
-    }
-    ask
-}
-
-/// In a fresh session: the GET stream opened, a ping POSTed beside it (a server that routes
-/// responses to the GET stream puts it there), the GET stream read until it ends or shortly
-/// after the ping was answered. The ping's reply and the GET stream's.
+/// In a ready session: the GET stream opened (without `Last-Event-ID`: nothing is resumed), a
+/// ping POSTed beside it (a server that routes responses to the GET stream puts it there), the
+/// GET stream read until it ends or shortly after the ping was answered. The ping's reply and
+/// the GET stream's.
 async fn get_beside_ping(w: &mut Wire) -> Result<(Reply, Reply), WireError> {
-    let (resp, deadline) = w.open_stream(&get_ask(w)).await?;
+    let (resp, deadline) = w.open_stream(&w.bare(Method::GET)).await?;
     let ping = w.request("ping", None);
     let ask = w.post(&ping);
     let pinged = w.send(ask).await?;

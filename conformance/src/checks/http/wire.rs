@@ -167,6 +167,18 @@ impl Wire {
         Ask::post_in(message, &negotiated)
     }
 
+    /// A GET or DELETE (no body) with the session id and version this client has.
+    pub fn bare(&self, method: Method) -> Ask {
+        let mut ask = Ask::bare(method);
+        if let Some(s) = &self.session {
+            ask = ask.header(SESSION_ID, Some(s));
+        }
+        if let Some(v) = &self.version {
+            ask = ask.header(mcp_protocol::http::PROTOCOL_VERSION, Some(v));
+        }
+        ask
+    }
+
     /// Sends `ask` and reads the reply within `--timeout` (an SSE stream until it ends, or
     /// briefly after the response to `message`'s id).
     pub async fn send(&mut self, ask: Ask) -> Result<Reply, WireError> {
