@@ -24,6 +24,17 @@ use crate::transport::{NoResponse, RawEvent, Unanswered};
 /// How much of a body a report quotes.
 const SNIPPET: usize = 200;
 
+/// What one message of a reply carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carried {
+    /// A JSON-RPC response.
+    Response,
+    /// Anything else handed on (a request, a notification, bytes that are no message).
+    Other,
+    /// No response, and the wait for the request was told so ([`RawEvent::Unanswered`]).
+    Unanswered,
+}
+
 /// What the replies taught the connection.
 #[derive(Debug, Default)]
 pub(super) struct Learned {
@@ -77,9 +88,9 @@ impl Delivery {
     }
 
     /// One message's bytes: a frame if it is a JSON object (or, for a POST that carried no
-    /// single request, an array); `true` if it is a JSON-RPC response. `status` is the HTTP
-    /// status of a body (not of an SSE event).
-    async fn message(&self, bytes: &[u8], what: &str, status: Option<u16>) -> bool {
+    /// single request, an array); what it carried. `status` is the HTTP status of a body (not
+    /// of an SSE event).
+    async fn message(&self, bytes: &[u8], what: &str, status: Option<u16>) -> Carried {
         let parsed = serde_json::from_slice::<Value>(bytes);
         match parsed {
             Ok(v) if v.is_array() && self.request_id.is_some() => {
@@ -90,7 +101,7 @@ impl Delivery {
                     cut(&text, SNIPPET)
                 );
                 self.unanswered(NoResponse::Array, seen).await;
-                false
+                Carried::Unanswered
             }
             Ok(v) if v.is_object() || v.is_array() => {
                 self.log.record(
@@ -98,10 +109,14 @@ impl Delivery {
                     String::from_utf8_lossy(bytes).into_owned(),
                 );
                 self.learn(&v);
-                let response = crate::transport::is_response(&v);
+                let carried = if crate::transport::is_response(&v) {
+                    Carried::Response
+                } else {
+                    Carried::Other
+                };
                 let frame = self.with_post_id(v, bytes, status);
                 let _ = self.tx.send(RawEvent::Frame(frame)).await;
-                response
+                carried
             }
             _ => {
                 let text = String::from_utf8_lossy(bytes);
@@ -112,9 +127,12 @@ impl Delivery {
                 match status {
                     Some(s) if s >= 400 => self.unanswered(NoResponse::HttpError, seen).await,
                     Some(_) => self.unanswered(NoResponse::NotAMessage, seen).await,
-                    None => self.not_a_message(seen).await,
+                    None => {
+                        self.not_a_message(seen).await;
+                        return Carried::Other;
+                    }
                 }
-                false
+                Carried::Unanswered
             }
         }
     }
@@ -201,7 +219,11 @@ async fn sse(resp: reqwest::Response, d: &Delivery, line: &str) {
                 continue;
             }
             let what = "an SSE event's data";
-            seen.responses += usize::from(d.message(event.data.as_bytes(), what, None).await);
+            match d.message(event.data.as_bytes(), what, None).await {
+                Carried::Response => seen.responses += 1,
+                Carried::Unanswered => seen.told = true,
+                Carried::Other => {}
+            }
         }
         if let Err(e) = fed {
             seen.problem = Some(e);
@@ -212,7 +234,7 @@ async fn sse(resp: reqwest::Response, d: &Delivery, line: &str) {
         seen.problem = Some("it ended inside an event".to_owned());
     }
     d.log.record(Direction::Event, "SSE stream closed");
-    if seen.responses > 0 {
+    if seen.responses > 0 || seen.told {
         return;
     }
     match (&d.request_id, &seen.problem) {
@@ -233,6 +255,8 @@ struct SseSeen {
     without_data: usize,
     /// Events whose data is a JSON-RPC response.
     responses: usize,
+    /// The wait for the request was already told there is no response (an array).
+    told: bool,
     /// Why reading it stopped early, if it did.
     problem: Option<String>,
     /// Its first bytes, for the report.
