@@ -184,3 +184,39 @@ impl Inbox {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::transport::NoResponse;
+
+    /// A request's HTTP reply without its response is garbage to every reader, and kept for the
+    /// wait on its id, once.
+    #[test]
+    fn an_unanswered_request_is_kept_for_its_wait() {
+        let mut inbox = Inbox::new(Framing::Ndjson);
+        let seen = "the body of HTTP 500 text/plain is not one JSON-RPC message: oops".to_owned();
+        let event = RawEvent::Unanswered(Unanswered {
+            id: json!(7),
+            why: NoResponse::HttpError,
+            seen: seen.clone(),
+        });
+        let Got::Garbage(text) = inbox.read(Some(event)) else {
+            panic!("not garbage");
+        };
+        assert_eq!(
+            text,
+            format!("no response to id 7 came in its reply: {seen}")
+        );
+        assert_eq!(inbox.garbage_total(), 1);
+        assert!(inbox.take_unanswered(&json!(8)).is_none());
+        let kept = inbox.take_unanswered(&json!(7)).unwrap();
+        assert_eq!((kept.why, kept.seen), (NoResponse::HttpError, seen));
+        assert!(inbox.take_unanswered(&json!(7)).is_none());
+        assert!(inbox.take_any_unanswered().is_none());
+    }
+}
