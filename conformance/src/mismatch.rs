@@ -35,6 +35,12 @@ pub enum Kind {
     /// A server process that answered nothing within the start budget, after the first start
     /// had answered: no check that needs a process of its own can be judged.
     SilentStart,
+    /// Over HTTP, a request's reply to a single request is a JSON array (a batch) where one
+    /// response object was due: the response cannot be read.
+    ArrayReply,
+    /// Over HTTP, a request's SSE stream ended without its response (events without `data:`,
+    /// data that is not one JSON-RPC message).
+    SseNoResponse,
     /// After the handshake, waits for replies the server owed ran out in two of its processes:
     /// it stops answering, or loses replies. The checks that would wait for one are not run.
     StopsAnswering,
@@ -51,6 +57,8 @@ impl Kind {
             Kind::NoId => Some(ids::JSONRPC_RESPONSES_WELL_FORMED),
             Kind::UnknownId => Some(ids::JSONRPC_IDS_ECHOED),
             Kind::SilentStart => Some(ids::LIFECYCLE_INITIALIZE_RESULT),
+            Kind::ArrayReply => Some(ids::JSONRPC_RESPONSES_WELL_FORMED),
+            Kind::SseNoResponse => Some(ids::HTTP_SSE_RESPONSE),
             Kind::StopsAnswering => None,
         }
     }
@@ -64,6 +72,10 @@ impl Kind {
             Kind::NoId => "each reply to a request with a readable id carries that id",
             Kind::UnknownId => "each reply carries the id of the request it answers",
             Kind::SilentStart => "every start of the server answers its first request",
+            Kind::ArrayReply => "the reply to a single request is one response object, not an array",
+            Kind::SseNoResponse => {
+                "a request's SSE stream carries its response, each event's data one JSON-RPC message"
+            }
             Kind::StopsAnswering => "every request after the handshake gets its reply",
         }
     }
@@ -81,6 +93,8 @@ impl Kind {
             Kind::NoId => "no-id",
             Kind::UnknownId => "unknown-id",
             Kind::SilentStart => "silent-start",
+            Kind::ArrayReply => "array-reply",
+            Kind::SseNoResponse => "sse-no-response",
             Kind::StopsAnswering => "stops-answering",
         }
     }

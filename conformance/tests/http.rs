@@ -42,6 +42,16 @@ fn a_correct_server_passes_every_http_check() {
     assert_eq!(status(&report, "http.modern-get-delete-405"), "SKIP");
     assert_eq!(status(&report, "http.origin-forbidden"), "PASS");
     assert_eq!(status(&report, "http.session-delete"), "PASS");
+    // The fixture offers a GET stream, with event ids on every stream: judged, not skipped.
+    for id in [
+        "http.origin-forbidden-get-delete",
+        "http.get-stream-no-response",
+        "http.sse-event-ids-unique",
+        "http.modern-unsupported-version-400",
+        "http.modern-unknown-method-404",
+    ] {
+        assert_eq!(status(&report, id), "PASS", "{id}: {}", describe(&report));
+    }
 }
 
 #[test]
@@ -54,7 +64,10 @@ fn a_modern_only_server_passes_its_http_checks() {
         "http.modern-get-delete-405",
         "http.modern-header-missing",
         "http.modern-header-mismatch",
+        "http.modern-unsupported-version-400",
+        "http.modern-unknown-method-404",
         "http.origin-forbidden",
+        "http.origin-forbidden-get-delete",
     ] {
         assert_eq!(status(&report, id), "PASS", "{id}: {}", describe(&report));
     }
@@ -132,9 +145,20 @@ fn sse_event_without_data_warns() {
     );
 }
 
+/// No Origin check at all breaks the rule for every method: both checks FAIL, nothing else.
 #[test]
 fn no_origin_check_fails() {
-    assert_only(Bug::NoOriginCheck, "http.origin-forbidden", "FAIL");
+    let (run, report) = run_http(Some(Bug::NoOriginCheck), &[]);
+    let both = ["http.origin-forbidden", "http.origin-forbidden-get-delete"];
+    for id in both {
+        assert_eq!(status(&report, id), "FAIL", "{id}: {}", describe(&report));
+    }
+    let others: Vec<String> = not_passing(&report)
+        .into_iter()
+        .filter(|c| !both.iter().any(|id| c.starts_with(&format!("\"{id}\""))))
+        .collect();
+    assert!(others.is_empty(), "{others:?}: {}", describe(&report));
+    assert_eq!(run.code, 1);
 }
 
 #[test]
@@ -144,6 +168,47 @@ fn mirrored_header_mismatch_accepted_fails() {
         "http.modern-header-mismatch",
         "FAIL",
     );
+}
+
+#[test]
+fn origin_checked_on_post_only_fails() {
+    assert_only(
+        Bug::OriginCheckedOnPostOnly,
+        "http.origin-forbidden-get-delete",
+        "FAIL",
+    );
+}
+
+#[test]
+fn modern_unsupported_version_answered_200_fails() {
+    assert_only(
+        Bug::ModernUnsupported200,
+        "http.modern-unsupported-version-400",
+        "FAIL",
+    );
+}
+
+#[test]
+fn modern_unknown_method_answered_200_fails() {
+    assert_only(
+        Bug::ModernUnknownMethod200,
+        "http.modern-unknown-method-404",
+        "FAIL",
+    );
+}
+
+#[test]
+fn a_response_on_the_get_stream_fails() {
+    assert_only(
+        Bug::GetStreamResponse,
+        "http.get-stream-no-response",
+        "FAIL",
+    );
+}
+
+#[test]
+fn reused_sse_event_ids_fail() {
+    assert_only(Bug::SseIdsReused, "http.sse-event-ids-unique", "FAIL");
 }
 
 #[test]
@@ -181,6 +246,34 @@ fn a_late_reply_stays_in_the_check_that_sent_it() {
         late,
         "the late reply is the evidence of the check that sent it: {beyond}"
     );
+}
+
+/// The reply to `jsonrpc.ids-beyond-2-53`'s request is held until the client POSTs a
+/// notification (`jsonrpc.unknown-notification`'s, in the next check), or 2 s: it stays the
+/// evidence of the check that sent it, and no later check takes it for its own (no false FAIL
+/// of `jsonrpc.unknown-notification`, nor anywhere else). `MCP_RACE_RUNS` repeats it.
+#[test]
+fn a_delayed_reply_fails_no_check() {
+    let runs: usize = std::env::var("MCP_RACE_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let mut false_fails = Vec::new();
+    for run in 0..runs {
+        let url = start(Some(Bug::DelayedReply));
+        let (_, report) = check(&["--url", url.as_str()], &[]);
+        assert_eq!(status(&report, "jsonrpc.ids-beyond-2-53"), "INFO");
+        let failed: Vec<&str> = with_status(&report, "FAIL")
+            .into_iter()
+            .chain(with_status(&report, "WARN"))
+            .filter(|id| !baseline().iter().any(|b| b == id))
+            .collect();
+        if !failed.is_empty() {
+            false_fails.push(format!("run {run}: {failed:?}"));
+        }
+    }
+    eprintln!("{} false FAIL(s) in {runs} run(s)", false_fails.len());
+    assert!(false_fails.is_empty(), "{false_fails:#?}");
 }
 
 #[test]
@@ -422,5 +515,153 @@ fn python_sdk_over_streamable_http() {
         serde_json::json!(["legacy", "modern"])
     );
     assert!(not_passing(&report).is_empty(), "{}", describe(&report));
+    assert_eq!(run.code, 0, "{}", describe(&report));
+}
+
+/// The checks that FAIL or WARN against the correct fixture, whole suite (its 2026-07-28 side
+/// is not complete: these are not what a defect caused). Run once.
+fn baseline() -> &'static Vec<String> {
+    static BASELINE: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    BASELINE.get_or_init(|| {
+        let url = start(None);
+        let (_, report) = check(&["--url", url.as_str()], &[]);
+        common::checks(&report, 0)
+            .iter()
+            .filter(|c| matches!(c["status"].as_str(), Some("FAIL" | "WARN")))
+            .filter_map(|c| c["id"].as_str().map(str::to_owned))
+            .collect()
+    })
+}
+
+/// The checks, other than `owner`, that FAILed or WARNed though they do not against the
+/// correct fixture: what a root cause must not cause.
+fn collateral(report: &Value, owner: &str) -> Vec<String> {
+    let baseline = baseline();
+    common::checks(report, 0)
+        .iter()
+        .filter(|c| c["id"] != owner)
+        .filter(|c| {
+            !c["id"]
+                .as_str()
+                .is_some_and(|id| baseline.iter().any(|b| b == id))
+        })
+        .filter(|c| matches!(c["status"].as_str(), Some("FAIL" | "WARN")))
+        .map(|c| format!("{} {}: {}", c["id"], c["status"], c["actual"]))
+        .collect()
+}
+
+/// The whole suite against the fixture with `bug`: `owner` has `verdict` (the FAIL its level
+/// gives), no other check FAILs or WARNs, and the checks the defect hides are BLOCKED by
+/// `owner`. Returns the report.
+fn assert_root_cause(bug: Bug, owner: &str, verdict: &str) -> Value {
+    let url = start(Some(bug));
+    let (run, report) = check(&["--url", url.as_str()], &[]);
+    assert_eq!(
+        status(&report, owner),
+        verdict,
+        "{bug:?}: {}",
+        describe(&report)
+    );
+    let others = collateral(&report, owner);
+    assert!(others.is_empty(), "{bug:?} also broke {others:#?}");
+    for c in common::checks(&report, 0) {
+        if c["status"] == "BLOCKED" {
+            assert_eq!(c["blockedBy"], owner, "{bug:?}: {c}");
+        }
+    }
+    if verdict == "FAIL" {
+        assert_eq!(run.code, 1, "{bug:?}: {}", run.stderr);
+    }
+    report
+}
+
+/// How many checks `report` has with `status`.
+fn count(report: &Value, status: &str) -> usize {
+    with_status(report, status).len()
+}
+
+#[test]
+fn sse_events_without_data_are_one_root_cause() {
+    let report = assert_root_cause(Bug::SseNoDataAll, "http.sse-response", "WARN");
+    let actual = common::find(&report, "http.sse-response")["actual"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(actual.contains("event: message\\n{"), "{actual}");
+    assert!(count(&report, "BLOCKED") > 5, "{}", describe(&report));
+}
+
+#[test]
+fn two_messages_in_one_sse_event_are_one_root_cause() {
+    let report = assert_root_cause(Bug::SseTwoInOneAll, "http.sse-response", "WARN");
+    assert!(count(&report, "BLOCKED") > 5, "{}", describe(&report));
+}
+
+#[test]
+fn a_reply_wrapped_in_an_array_is_one_root_cause() {
+    let report = assert_root_cause(Bug::ArrayReply, "jsonrpc.responses-well-formed", "FAIL");
+    let actual = common::find(&report, "jsonrpc.responses-well-formed")["actual"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(actual.contains("JSON array of 1"), "{actual}");
+    // The start-up met it: every check that needs the server is blocked, none skipped.
+    assert!(count(&report, "BLOCKED") > 50, "{}", describe(&report));
+    assert_eq!(count(&report, "SKIP"), 0, "{}", describe(&report));
+}
+
+#[test]
+fn a_non_ascii_session_id_fails_only_its_check() {
+    assert_root_cause(
+        Bug::SessionIdNonAscii,
+        "http.session-id-visible-ascii",
+        "FAIL",
+    );
+}
+
+#[test]
+fn changed_reply_ids_are_one_root_cause() {
+    assert_root_cause(Bug::ChangedIds, "jsonrpc.ids-echoed", "FAIL");
+}
+
+/// An unknown method answered `500 text/plain` is no JSON-RPC error: the check FAILs saying
+/// what came, never PASSes on an error the server did not send.
+#[test]
+fn an_unknown_method_answered_500_text_plain_fails() {
+    let url = start(Some(Bug::UnknownMethodPlain500));
+    let (_, report) = check(
+        &["--url", url.as_str(), "--only", "jsonrpc.unknown-method"],
+        &[],
+    );
+    let check = common::find(&report, "jsonrpc.unknown-method");
+    assert_eq!(check["status"], "FAIL", "{}", describe(&report));
+    let actual = check["actual"].as_str().unwrap();
+    for part in ["HTTP 500", "text/plain", "Internal Server Error"] {
+        assert!(actual.contains(part), "{part}: {actual}");
+    }
+}
+
+/// A legacy-only server whose router answers `server/discover` `404 text/plain`: that is no
+/// 2026-07-28 answer, so the run goes on in the legacy era (the probe falls back as the
+/// versioning page describes), and the reply is never taken for a JSON-RPC error.
+#[test]
+fn a_plain_404_to_discover_reads_as_legacy_only() {
+    let url = start(Some(Bug::LegacyOnlyPlain404));
+    let (run, report) = check(&["--url", url.as_str()], &[]);
+    assert_eq!(report["targets"][0]["eras"], serde_json::json!(["legacy"]));
+    for id in [
+        "lifecycle.initialize-result",
+        "jsonrpc.unknown-method",
+        "http.origin-forbidden-get-delete",
+    ] {
+        assert_eq!(status(&report, id), "PASS", "{id}: {}", describe(&report));
+    }
+    assert!(
+        with_status(&report, "BLOCKED").is_empty(),
+        "{}",
+        describe(&report)
+    );
+    let detail = common::find(&report, "era.detect").to_string();
+    assert!(detail.contains("HTTP 404 text/plain"), "{detail}");
     assert_eq!(run.code, 0, "{}", describe(&report));
 }

@@ -140,11 +140,11 @@ fn replies() -> Vec<Check> {
         Check::code(
             ids::JSONRPC_RESPONSES_WELL_FORMED,
             Level::Must,
-            "every response of the shared session has jsonrpc \"2.0\", the request's id, and exactly one of result and error {code, message}",
+            "every response of the shared session has jsonrpc \"2.0\", the request's id, and exactly one of result and error {code, message}; over HTTP, a reply to a single request wrapped in an array fails it wherever it is met",
             "basic/index.mdx, Responses; JSON-RPC 2.0 §5, §5.1",
             |ctx| well_formed(ctx).boxed(),
         )
-        .quote("Result responses MUST include the same ID as the request they correspond to. / Result responses MUST include a result field. / Error responses MUST include an error field with a code and message. / Error codes MUST be integers.")
+        .quote("Result responses MUST include the same ID as the request they correspond to. / Result responses MUST include a result field. / Error responses MUST include an error field with a code and message. / Error codes MUST be integers. / When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. The Response is expressed as a single JSON Object (JSON-RPC 2.0 §5)")
         .runs_in(RunsIn::Legacy),
     ]
 }
@@ -449,7 +449,12 @@ async fn concurrent(ctx: &Ctx) -> Outcome {
     while counts.len() < CONCURRENT as usize {
         match p.next_until(deadline).await {
             Got::Json(v) if is_response(&v) => count(&mut counts, &v),
-            Got::Json(_) | Got::Garbage(_) | Got::Spread(..) => {}
+            Got::Garbage(_) => {
+                if let Some(e) = p.unreadable_reply() {
+                    return Outcome::fail(format!("{CONCURRENT} replies"), e);
+                }
+            }
+            Got::Json(_) | Got::Spread(..) => {}
             Got::OtherFraming(_) | Got::Eof | Got::Timeout => break,
         }
     }

@@ -63,6 +63,10 @@ pub enum ProbeError {
         wait: Duration,
         method: String,
     },
+    /// The HTTP response to the request's POST ended without a JSON-RPC response (an HTTP
+    /// error whose body is no JSON-RPC message): what came, never taken for a reply.
+    #[error("no JSON-RPC response to id {id}: {seen}")]
+    NoJsonRpc { id: Value, seen: String },
     /// Bytes that are not a frame came where a response was read.
     #[error("bytes that are not a frame: {0}")]
     Garbage(String),

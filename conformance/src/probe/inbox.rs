@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Got;
 use crate::mismatch::{self, Spread};
-use crate::transport::RawEvent;
+use crate::transport::{RawEvent, Unanswered};
 
 /// At most this many frames (and, separately, non-frames) are kept: a server flooding stdout
 /// must not grow the harness's memory. Checks send a few hundred messages at most.
@@ -28,6 +28,9 @@ pub struct Inbox {
     received: Vec<Value>,
     /// How many JSON frames were received, all told.
     received_total: usize,
+    /// Requests whose HTTP response ended without their JSON-RPC response, not yet claimed by
+    /// a wait (the first [`KEPT`]).
+    unanswered: Vec<Unanswered>,
 }
 
 impl Inbox {
@@ -40,6 +43,7 @@ impl Inbox {
             garbage_total: 0,
             received: Vec::new(),
             received_total: 0,
+            unanswered: Vec::new(),
         }
     }
 
@@ -58,8 +62,26 @@ impl Inbox {
                 self.other_framing(text)
             }
             Some(RawEvent::Invalid(e)) => self.not_a_frame(e.to_string()),
+            Some(RawEvent::Unanswered(u)) => {
+                let seen = format!("no response to id {} came in its reply: {}", u.id, u.seen);
+                if self.unanswered.len() < KEPT {
+                    self.unanswered.push(u);
+                }
+                self.not_a_frame(seen)
+            }
             Some(RawEvent::Frame(bytes)) => self.frame(&bytes),
         }
+    }
+
+    /// The first request whose HTTP response ended without its JSON-RPC response.
+    pub(super) fn take_any_unanswered(&mut self) -> Option<Unanswered> {
+        (!self.unanswered.is_empty()).then(|| self.unanswered.remove(0))
+    }
+
+    /// The request `id`'s HTTP response ended without its JSON-RPC response: what came.
+    pub(super) fn take_unanswered(&mut self, id: &Value) -> Option<Unanswered> {
+        let i = self.unanswered.iter().position(|u| u.id == *id)?;
+        Some(self.unanswered.remove(i))
     }
 
     fn frame(&mut self, bytes: &[u8]) -> Got {
@@ -160,5 +182,41 @@ impl Inbox {
             if n == 1 { "" } else { "s" },
             if n == 1 { "was" } else { "were" },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::transport::NoResponse;
+
+    /// A request's HTTP reply without its response is garbage to every reader, and kept for the
+    /// wait on its id, once.
+    #[test]
+    fn an_unanswered_request_is_kept_for_its_wait() {
+        let mut inbox = Inbox::new(Framing::Ndjson);
+        let seen = "the body of HTTP 500 text/plain is not one JSON-RPC message: oops".to_owned();
+        let event = RawEvent::Unanswered(Unanswered {
+            id: json!(7),
+            why: NoResponse::HttpError,
+            seen: seen.clone(),
+        });
+        let Got::Garbage(text) = inbox.read(Some(event)) else {
+            panic!("not garbage");
+        };
+        assert_eq!(
+            text,
+            format!("no response to id 7 came in its reply: {seen}")
+        );
+        assert_eq!(inbox.garbage_total(), 1);
+        assert!(inbox.take_unanswered(&json!(8)).is_none());
+        let kept = inbox.take_unanswered(&json!(7)).unwrap();
+        assert_eq!((kept.why, kept.seen), (NoResponse::HttpError, seen));
+        assert!(inbox.take_unanswered(&json!(7)).is_none());
+        assert!(inbox.take_any_unanswered().is_none());
     }
 }

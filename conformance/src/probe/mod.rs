@@ -20,6 +20,7 @@ use crate::evidence::Trace;
 use crate::mismatch::{Findings, Kind};
 use crate::pattern::short;
 use crate::transcript::Direction;
+pub use crate::transport::is_response;
 use crate::transport::Conn;
 
 mod error;
@@ -57,11 +58,6 @@ pub enum Got {
     OtherFraming(String),
     Eof,
     Timeout,
-}
-
-/// Is this a JSON-RPC response (not a request or notification)?
-pub fn is_response(v: &Value) -> bool {
-    v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
 }
 
 /// A spawned server with helpers for checks.

@@ -11,6 +11,7 @@ use super::error::{Awaited, ProbeError};
 use super::{is_response, Got, Probe, FINDING_FRAMES};
 use crate::mismatch::{self, Kind};
 use crate::pattern::short;
+use crate::transport::{NoResponse, Unanswered};
 
 impl Probe {
     /// Waits for the response whose `id` equals `id`. Responses to other ids are kept for
@@ -21,6 +22,9 @@ impl Probe {
     pub async fn response(&mut self, id: &Value) -> Result<Value, ProbeError> {
         if let Some(reply) = self.take_stashed(id) {
             return Ok(reply);
+        }
+        if let Some(u) = self.inbox.take_unanswered(id) {
+            return Err(self.unanswered(u));
         }
         if let Some(why) = self.changed_ids(id) {
             return Err(why);
@@ -57,7 +61,12 @@ impl Probe {
                     }
                 }
                 Got::OtherFraming(text) => return Err(self.block(Kind::OtherFraming, text)),
-                Got::Json(_) | Got::Garbage(_) => {}
+                Got::Garbage(_) => {
+                    if let Some(u) = self.inbox.take_unanswered(id) {
+                        return Err(self.unanswered(u));
+                    }
+                }
+                Got::Json(_) => {}
                 Got::Eof => {
                     return Err(ProbeError::Eof {
                         awaited: Awaited::Reply(id.clone()),
@@ -89,6 +98,33 @@ impl Probe {
                 }
             }
         }
+    }
+
+    /// The HTTP response to the POST of a request ended without its JSON-RPC response: an
+    /// HTTP error or a body that is no message fails the wait (said as it came); an array or
+    /// an SSE stream without the response is a root cause, and the wait is blocked by it.
+    fn unanswered(&mut self, u: Unanswered) -> ProbeError {
+        let kind = match u.why {
+            NoResponse::HttpError | NoResponse::NotAMessage => {
+                return ProbeError::NoJsonRpc {
+                    id: u.id,
+                    seen: u.seen,
+                }
+            }
+            NoResponse::Array => Kind::ArrayReply,
+            NoResponse::SseStream => Kind::SseNoResponse,
+        };
+        let why = format!("the reply to id {} could not be read: {}", u.id, u.seen);
+        self.find(FINDING_FRAMES, kind, why.clone());
+        self.block(kind, why)
+    }
+
+    /// For a check that reads replies on its own (with [`Probe::next_until`]), after a
+    /// non-frame: a request whose HTTP response ended without its JSON-RPC response, as
+    /// [`Probe::response`] would have ended on it (a root cause blocks the check).
+    pub fn unreadable_reply(&mut self) -> Option<ProbeError> {
+        let u = self.inbox.take_any_unanswered()?;
+        Some(self.unanswered(u))
     }
 
     /// A kept response to `id`, exact or (recorded as a finding) equal by value only.
@@ -280,9 +316,15 @@ impl Probe {
                     if !self.replies.is_ignored(&v) {
                         quiet.responses.push(v);
                     }
+                    if let Some(why) = self.changed_ids(&id) {
+                        return Err(why);
+                    }
                 }
                 Got::Json(_) => {}
-                Got::Garbage(g) => quiet.garbage.push(g),
+                Got::Garbage(g) => match self.inbox.take_unanswered(&id) {
+                    Some(u) => return Err(self.unanswered(u)),
+                    None => quiet.garbage.push(g),
+                },
                 Got::Spread(v, _) => quiet.responses.push(v),
                 Got::OtherFraming(text) => return Err(self.block(Kind::OtherFraming, text)),
                 Got::Eof => {

@@ -152,6 +152,9 @@ async fn still_serving(probe: Option<&mut Probe>, ran: &Ran, no_next: bool) -> O
     match p.until_barrier().await {
         Ok(_) => None,
         Err(e) if p.timed_out() => Some(format!("the server stopped answering after it: {e}")),
+        Err(e @ (ProbeError::Blocked { .. } | ProbeError::NoJsonRpc { .. })) => Some(format!(
+            "the reply to the ping after it could not be read: {e}"
+        )),
         Err(e) => Some(format!("the server exited after it: {e}")),
     }
 }

@@ -14,7 +14,7 @@ mod event;
 pub mod http;
 mod stdio;
 
-pub use event::RawEvent;
+pub use event::{is_response, NoResponse, RawEvent, Unanswered};
 pub use http::{Endpoint, HttpConn};
 pub use stdio::StdioConn;
 

@@ -154,6 +154,7 @@ impl StdioConn {
                 let text = match &event {
                     RawEvent::Frame(b) => String::from_utf8_lossy(b).into_owned(),
                     RawEvent::Invalid(e) => format!("<invalid frame: {e}>"),
+                    RawEvent::Unanswered(u) => format!("<no reply: {}>", u.seen),
                     RawEvent::Eof => "<stdout closed>".to_owned(),
                     RawEvent::ReadError(e) => format!("<read error: {e}>"),
                 };

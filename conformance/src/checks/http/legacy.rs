@@ -143,10 +143,7 @@ pub async fn session_delete(ctx: &Ctx) -> Outcome {
     let Some(session) = w.session.clone() else {
         return Outcome::Skip("the server gives no Mcp-Session-Id: no session to end".into());
     };
-    let mut ask = Ask::bare(Method::DELETE).header(SESSION_ID, Some(&session));
-    if let Some(v) = w.version.clone() {
-        ask = ask.header(PROTOCOL_VERSION, Some(&v));
-    }
+    let mut ask = w.bare(Method::DELETE).header(SESSION_ID, Some(&session));
     ask.head_only = false;
     let deleted = step!(w.send(ask).await, "an HTTP response to DELETE");
     if deleted.status == 405 {
@@ -178,13 +175,7 @@ pub async fn session_delete(ctx: &Ctx) -> Outcome {
 
 pub async fn get_stream(ctx: &Ctx) -> Outcome {
     let mut w = step!(ready(ctx).await, "a session (initialize answered)");
-    let mut ask = Ask::bare(Method::GET);
-    if let Some(s) = w.session.clone() {
-        ask = ask.header(SESSION_ID, Some(&s));
-    }
-    if let Some(v) = w.version.clone() {
-        ask = ask.header(PROTOCOL_VERSION, Some(&v));
-    }
+    let ask = w.bare(Method::GET);
     let reply = step!(w.send(ask).await, "an HTTP response to GET");
     if reply.status == 405 {
         Outcome::pass("405 Method Not Allowed: no GET stream")
@@ -242,6 +233,26 @@ pub async fn origin_forbidden(ctx: &Ctx) -> Outcome {
             seen(&reply),
         )
     }
+}
+
+pub async fn origin_forbidden_get_delete(ctx: &Ctx) -> Outcome {
+    let mut w = step!(Wire::new(ctx), "an HTTP client");
+    if ctx.era().legacy {
+        step!(w.initialize().await, "a session (initialize answered)");
+    }
+    let mut seen_all = Vec::new();
+    for method in [Method::GET, Method::DELETE] {
+        let ask = w.bare(method.clone()).header("origin", Some(EVIL_ORIGIN));
+        let reply = step!(w.send(ask).await, "an HTTP response");
+        if reply.status != 403 {
+            return Outcome::fail(
+                format!("403 Forbidden for a {method} with Origin: {EVIL_ORIGIN}"),
+                format!("{method} got {}", reply.status_line()),
+            );
+        }
+        seen_all.push(format!("{method}: 403"));
+    }
+    Outcome::pass(seen_all.join("; "))
 }
 
 /// What an error body says of itself: a JSON-RPC error with or without an id, or not one.

@@ -7,6 +7,7 @@
 mod legacy;
 mod modern;
 mod sse;
+mod streams;
 mod wire;
 
 use futures::FutureExt;
@@ -143,6 +144,26 @@ fn sessions() -> Vec<Check> {
             )
             .quote("The server MUST either return Content-Type: text/event-stream in response to this HTTP GET, or else return HTTP 405 Method Not Allowed, indicating that the server does not offer an SSE stream at this endpoint."),
         ),
+        http(
+            Check::code(
+                ids::HTTP_GET_STREAM_NO_RESPONSE,
+                Level::Must,
+                "the GET stream, opened without Last-Event-ID, carries no JSON-RPC response (read while a ping is POSTed and answered)",
+                &spec(LEGACY, "Listening for Messages from the Server"),
+                |ctx| streams::get_no_response(ctx).boxed(),
+            )
+            .quote("The server MUST NOT send a JSON-RPC response on the stream unless resuming a stream associated with a previous client request."),
+        ),
+        http(
+            Check::code(
+                ids::HTTP_SSE_EVENT_IDS_UNIQUE,
+                Level::Must,
+                "SSE event ids, where the server gives them, are unique across the streams of a session (initialize, two pings, the GET stream)",
+                &spec(LEGACY, "Resumability and Redelivery"),
+                |ctx| streams::event_ids_unique(ctx).boxed(),
+            )
+            .quote("If present, the ID MUST be globally unique across all streams within that session—or all streams with that specific client, if session management is not in use."),
+        ),
     ]
 }
 
@@ -168,6 +189,17 @@ fn headers() -> Vec<Check> {
                 |ctx| legacy::origin_forbidden(ctx).boxed(),
             )
             .quote("If the Origin header is present and invalid, servers MUST respond with HTTP 403 Forbidden.")
+            .any_era(),
+        ),
+        http(
+            Check::code(
+                ids::HTTP_ORIGIN_FORBIDDEN_GET_DELETE,
+                Level::Must,
+                "a GET and a DELETE with a foreign Origin (http://evil.example) get 403 Forbidden, as a POST does (legacy: with the session id)",
+                &spec(LEGACY, "Security Warning"),
+                |ctx| legacy::origin_forbidden_get_delete(ctx).boxed(),
+            )
+            .quote("Servers MUST validate the Origin header on all incoming connections to prevent DNS rebinding attacks / If the Origin header is present and invalid, servers MUST respond with HTTP 403 Forbidden.")
             .any_era(),
         ),
         http(
@@ -218,6 +250,28 @@ fn modern() -> Vec<Check> {
                 |ctx| modern::header_mismatch(ctx).boxed(),
             )
             .quote("Servers that process the request body MUST reject requests where the values specified in the headers do not match the corresponding values in the request body. / servers MUST return HTTP status 400 Bad Request and MUST include a JSON-RPC error response using the following error code: -32020")
+            .modern(),
+        ),
+        http(
+            Check::code(
+                ids::HTTP_MODERN_UNSUPPORTED_VERSION_400,
+                Level::Must,
+                "a 2026-07-28 request for protocol version 1999-01-01 (body and header agreeing) gets 400 Bad Request with JSON-RPC error -32022",
+                &spec(MODERN, "Request Metadata, Protocol Version Header"),
+                |ctx| modern::unsupported_version_400(ctx).boxed(),
+            )
+            .quote("If the server does not implement the requested protocol version (whether the version is unknown to the server, or is a known version the server has chosen not to support), it MUST respond with 400 Bad Request and an UnsupportedProtocolVersionError listing its supported versions.")
+            .modern(),
+        ),
+        http(
+            Check::code(
+                ids::HTTP_MODERN_UNKNOWN_METHOD_404,
+                Level::Must,
+                "a 2026-07-28 request for a method no server implements gets 404 Not Found with JSON-RPC error -32601",
+                &spec(MODERN, "Request Metadata, Protocol Version Header"),
+                |ctx| modern::unknown_method_404(ctx).boxed(),
+            )
+            .quote("If the server does not implement the requested RPC method, it MUST respond with 404 Not Found and a JSON-RPC error with code -32601 (Method not found).")
             .modern(),
         ),
     ]

@@ -2,7 +2,8 @@
 //! the body (HeaderMismatch, -32020).
 
 use mcp_protocol::http::{HEADER_MISMATCH, METHOD};
-use mcp_protocol::mcp::modern::DISCOVER;
+use mcp_protocol::mcp::modern::{DISCOVER, UNSUPPORTED_PROTOCOL_VERSION};
+use mcp_protocol::ErrorCode;
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -11,6 +12,11 @@ use crate::check::Outcome;
 use crate::checks::step;
 use crate::ctx::Ctx;
 use crate::transport::http::reply::Reply;
+
+/// A protocol version no server implements.
+const UNSUPPORTED: &str = "1999-01-01";
+/// A method no server implements.
+const UNKNOWN_METHOD: &str = "mcp-conformance/no-such-method";
 
 /// Is `reply` the rejection the text asks for: 400 with a -32020 JSON-RPC error?
 fn rejected(reply: &Reply) -> bool {
@@ -87,4 +93,47 @@ pub async fn header_mismatch(ctx: &Ctx) -> Outcome {
         passed.push(what);
     }
     Outcome::pass(format!("400 with -32020 for each: {}", passed.join("; ")))
+}
+
+/// Is `reply` `status` with a JSON-RPC error `code`? Else what came instead.
+fn status_with_code(reply: &Reply, status: u16, code: i64) -> Result<(), String> {
+    let codes: Vec<i64> = reply
+        .messages()
+        .iter()
+        .filter_map(|m| m.pointer("/error/code").and_then(Value::as_i64))
+        .collect();
+    if reply.status == status && codes.contains(&code) {
+        Ok(())
+    } else {
+        Err(seen(reply))
+    }
+}
+
+pub async fn unsupported_version_400(ctx: &Ctx) -> Outcome {
+    let mut w = step!(Wire::new(ctx), "an HTTP client");
+    let meta = crate::probe::modern_meta(UNSUPPORTED);
+    let req = w.request(DISCOVER, Some(json!({"_meta": meta})));
+    let reply = step!(w.send(modern_post(&req, None)).await, "an HTTP response");
+    match status_with_code(&reply, 400, UNSUPPORTED_PROTOCOL_VERSION) {
+        Ok(()) => Outcome::pass("400 with -32022"),
+        Err(actual) => Outcome::fail(
+            format!(
+                "400 Bad Request with JSON-RPC error -32022 for protocol version {UNSUPPORTED}"
+            ),
+            actual,
+        ),
+    }
+}
+
+pub async fn unknown_method_404(ctx: &Ctx) -> Outcome {
+    let mut w = step!(Wire::new(ctx), "an HTTP client");
+    let req = w.modern_request(UNKNOWN_METHOD, None);
+    let reply = step!(w.send(modern_post(&req, None)).await, "an HTTP response");
+    match status_with_code(&reply, 404, ErrorCode::METHOD_NOT_FOUND.0) {
+        Ok(()) => Outcome::pass("404 with -32601"),
+        Err(actual) => Outcome::fail(
+            format!("404 Not Found with JSON-RPC error -32601 for method {UNKNOWN_METHOD}"),
+            actual,
+        ),
+    }
 }

@@ -52,6 +52,17 @@ pub async fn response(ctx: &Ctx) -> Outcome {
     let found = events
         .iter()
         .any(|e| serde_json::from_str::<Value>(&e.data).is_ok_and(|v| answers(&v, &id)));
+    let other = reply
+        .messages()
+        .into_iter()
+        .find(|m| crate::probe::is_response(m) && m.get("id") != Some(&id));
+    if let (false, Some(other)) = (found, other) {
+        let got = other.get("id").cloned().unwrap_or_default();
+        return Outcome::Skip(format!(
+            "the stream carried a response under id {got}, not the request's {id}: the ids are \
+             jsonrpc.ids-echoed's to judge"
+        ));
+    }
     if found {
         Outcome::pass(format!(
             "{} event(s), the response among them",

@@ -167,16 +167,68 @@ impl Wire {
         Ask::post_in(message, &negotiated)
     }
 
+    /// A GET or DELETE (no body) with the session id and version this client has.
+    pub fn bare(&self, method: Method) -> Ask {
+        let mut ask = Ask::bare(method);
+        if let Some(s) = &self.session {
+            ask = ask.header(SESSION_ID, Some(s));
+        }
+        if let Some(v) = &self.version {
+            ask = ask.header(mcp_protocol::http::PROTOCOL_VERSION, Some(v));
+        }
+        ask
+    }
+
     /// Sends `ask` and reads the reply within `--timeout` (an SSE stream until it ends, or
     /// briefly after the response to `message`'s id).
     pub async fn send(&mut self, ask: Ask) -> Result<Reply, WireError> {
+        let (resp, id, deadline) = self.start(&ask).await?;
+        let reply = if ask.head_only {
+            reply::head(resp)
+        } else {
+            reply::read(resp, self.limit, deadline, id.as_ref(), self.linger).await
+        };
+        self.record(&reply);
+        Ok(reply)
+    }
+
+    /// Sends `ask` and returns its response once its head came, the body unread (a GET's
+    /// stream, read while other requests are sent), with the deadline for reading it.
+    pub async fn open_stream(
+        &mut self,
+        ask: &Ask,
+    ) -> Result<(reqwest::Response, tokio::time::Instant), WireError> {
+        let (resp, _, deadline) = self.start(ask).await?;
+        Ok((resp, deadline))
+    }
+
+    /// Reads the rest of a response [`Wire::open_stream`] opened, until it ends or `deadline`,
+    /// into the transcript.
+    pub async fn read_stream(
+        &mut self,
+        resp: reqwest::Response,
+        deadline: tokio::time::Instant,
+    ) -> Reply {
+        let reply = reply::read(resp, self.limit, deadline, None, self.linger).await;
+        self.record(&reply);
+        reply
+    }
+
+    /// Sends `ask` (in the transcript) and waits, within `--timeout`, for its response's
+    /// head: the response, the id of the message it carried, and the deadline.
+    async fn start(
+        &mut self,
+        ask: &Ask,
+    ) -> Result<(reqwest::Response, Option<Value>, tokio::time::Instant), WireError> {
         let mut headers = self.endpoint.header_map();
         let mut shown = Vec::new();
         for (name, value) in &ask.headers {
             let name = HeaderName::from_static(name);
             headers.remove(&name);
             if let Some(v) = value {
-                if let Ok(value) = HeaderValue::from_str(v) {
+                // Bytes, not `from_str`: a session id the server gave outside visible ASCII
+                // still goes back as it came.
+                if let Ok(value) = HeaderValue::from_bytes(v.as_bytes()) {
                     if name != ACCEPT && name != CONTENT_TYPE {
                         shown.push(format!("{name}: {v}"));
                     }
@@ -189,15 +241,13 @@ impl Wire {
         let id = serde_json::from_slice::<Value>(&body)
             .ok()
             .and_then(|v| v.get("id").cloned());
-        self.log.record(
-            Direction::Send,
-            format!(
-                "{} [{}] {}",
-                ask.method,
-                shown.join("; "),
-                String::from_utf8_lossy(&body)
-            ),
+        let sent = format!(
+            "{} [{}] {}",
+            ask.method,
+            shown.join("; "),
+            String::from_utf8_lossy(&body)
         );
+        self.log.record(Direction::Send, sent);
         let mut request = self
             .client
             .request(ask.method.clone(), &self.endpoint.url)
@@ -206,29 +256,16 @@ impl Wire {
             request = request.body(body);
         }
         let deadline = tokio::time::Instant::now() + self.wait;
-        let resp = match tokio::time::timeout_at(deadline, request.send()).await {
-            Err(_) => {
-                let e = WireError::NoResponse(self.wait);
-                self.log.record(Direction::Event, e.to_string());
-                return Err(e);
-            }
-            Ok(Err(e)) => {
-                let e = WireError::Failed {
-                    method: ask.method.clone(),
-                    reason: e.to_string(),
-                };
-                self.log.record(Direction::Event, e.to_string());
-                return Err(e);
-            }
-            Ok(Ok(resp)) => resp,
+        let error = match tokio::time::timeout_at(deadline, request.send()).await {
+            Ok(Ok(resp)) => return Ok((resp, id, deadline)),
+            Err(_) => WireError::NoResponse(self.wait),
+            Ok(Err(e)) => WireError::Failed {
+                method: ask.method.clone(),
+                reason: e.to_string(),
+            },
         };
-        let reply = if ask.head_only {
-            reply::head(resp)
-        } else {
-            reply::read(resp, self.limit, deadline, id.as_ref(), self.linger).await
-        };
-        self.record(&reply);
-        Ok(reply)
+        self.log.record(Direction::Event, error.to_string());
+        Err(error)
     }
 
     fn record(&self, reply: &Reply) {
@@ -276,7 +313,10 @@ impl Wire {
             .and_then(Value::as_str)
             .ok_or_else(|| WireError::NoResult(reply.text()))?;
         self.version = Some(version.to_owned());
-        self.session = reply.header(SESSION_ID).map(str::to_owned);
+        self.session = reply
+            .headers
+            .get(SESSION_ID)
+            .and_then(|v| String::from_utf8(v.as_bytes().to_vec()).ok());
         Ok(reply)
     }
 }

@@ -125,8 +125,9 @@ impl HttpConn {
     fn headers(&self, message: Option<&Value>) -> (HeaderMap, Option<InvalidHeader>) {
         let mut h = self.endpoint.header_map();
         let learned = self.learned.lock();
+        let session = learned.session.as_ref();
         let negotiated = Negotiated {
-            session_id: learned.session.as_deref(),
+            session_id: session.and_then(|s| s.to_str().ok()),
             legacy_version: learned.version.as_deref(),
             modern_version: None,
         };
@@ -134,6 +135,11 @@ impl HttpConn {
         let left_out = RequestHeaders::post(posted, &negotiated)
             .insert_into(&mut h)
             .err();
+        // A session id that is not visible ASCII still names the session: it goes back as the
+        // server sent it (`http.session-id-visible-ascii` judges it, once).
+        if let Some(raw) = session.filter(|s| s.to_str().is_err()) {
+            h.insert(SESSION_ID, raw.clone());
+        }
         (h, left_out)
     }
 
@@ -141,7 +147,10 @@ impl HttpConn {
     fn describe(&self, headers: &HeaderMap, body: &[u8]) -> String {
         let mut shown: Vec<String> = [SESSION_ID, PROTOCOL_VERSION, METHOD, NAME]
             .iter()
-            .filter_map(|n| Some(format!("{n}: {}", headers.get(*n)?.to_str().ok()?)))
+            .filter_map(|n| {
+                let value = String::from_utf8_lossy(headers.get(*n)?.as_bytes()).into_owned();
+                Some(format!("{n}: {value}"))
+            })
             .collect();
         shown.extend(self.endpoint.redacted_headers());
         let body = String::from_utf8_lossy(body);
