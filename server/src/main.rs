@@ -13,10 +13,12 @@ use mcp_echo_server::{
 };
 
 mod cli;
+mod malloc;
 
 use cli::{shutdown_signal, start_logging, Cli};
 
 fn main() -> ExitCode {
+    malloc::fix_threshold();
     let cli = Cli::parse();
     if let Err(code) = start_logging(&cli) {
         return code;
