@@ -89,7 +89,8 @@ def read_response(sock):
         if not chunk:
             raise ConnectionError("closed before a response head")
         data += chunk
-    head, body = data.split(b"\r\n\r\n", 1)
+    head, rest = data.split(b"\r\n\r\n", 1)
+    body = bytearray(rest)
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1])
     headers = {k.lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:])}
@@ -101,7 +102,8 @@ def read_response(sock):
                 break
             body += chunk
         return status, headers, body
-    # Chunked (SSE): read until the terminating chunk.
+    # Chunked (SSE): read until the terminating chunk (the old server's replies can be
+    # hundreds of MB: appended in place, not copied each time).
     while not body.endswith(b"0\r\n\r\n"):
         chunk = sock.recv(1 << 20)
         if not chunk:
