@@ -159,13 +159,13 @@ async fn collect(
     mut held: Option<Held>,
     budget: &Arc<Budget>,
 ) -> Result<(Bytes, Option<Held>), BodyError> {
-    let mut buffer = Vec::with_capacity(expected);
+    let mut joined = Joined::Empty;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| BodyError::Read(e.to_string()))?;
         let Ok(data) = frame.into_data() else {
             continue; // trailers: nothing to keep
         };
-        let len = buffer.len() + data.len();
+        let len = joined.len() + data.len();
         if len > max {
             return Err(BodyError::TooLarge {
                 declared: None,
@@ -173,17 +173,60 @@ async fn collect(
             });
         }
         count(&mut held, len, budget)?;
-        buffer.extend_from_slice(&data);
+        joined = joined.push(data, expected);
     }
-    Ok((Bytes::from(buffer), held))
+    Ok((joined.into_bytes(), held))
+}
+
+/// A body's frames so far: a body that came in one frame is kept as it is (no copy, as
+/// most small bodies come); more frames are joined into one buffer.
+enum Joined {
+    Empty,
+    One(Bytes),
+    Many(Vec<u8>),
+}
+
+impl Joined {
+    fn len(&self) -> usize {
+        match self {
+            Joined::Empty => 0,
+            Joined::One(bytes) => bytes.len(),
+            Joined::Many(buffer) => buffer.len(),
+        }
+    }
+
+    fn push(self, data: Bytes, expected: usize) -> Joined {
+        match self {
+            Joined::Empty => Joined::One(data),
+            Joined::One(first) => {
+                let mut buffer = Vec::with_capacity(expected.max(first.len() + data.len()));
+                buffer.extend_from_slice(&first);
+                buffer.extend_from_slice(&data);
+                Joined::Many(buffer)
+            }
+            Joined::Many(mut buffer) => {
+                buffer.extend_from_slice(&data);
+                Joined::Many(buffer)
+            }
+        }
+    }
+
+    fn into_bytes(self) -> Bytes {
+        match self {
+            Joined::Empty => Bytes::new(),
+            Joined::One(bytes) => bytes,
+            Joined::Many(buffer) => Bytes::from(buffer),
+        }
+    }
 }
 
 /// Parses a body with the core's rules ([`crate::core::parse`]); a large one on the
 /// blocking pool, so that other connections are served meanwhile.
-pub(crate) async fn parse(bytes: Bytes) -> Result<Incoming<ServerParams>, FrameError> {
+pub(crate) async fn parse(bytes: &Bytes) -> Result<Incoming<ServerParams>, FrameError> {
     if bytes.len() <= PARSE_INLINE_MAX {
-        return crate::core::parse(&bytes);
+        return crate::core::parse(bytes);
     }
+    let bytes = bytes.clone();
     match tokio::task::spawn_blocking(move || crate::core::parse(&bytes)).await {
         Ok(parsed) => parsed,
         // The parse panicked (it does not) or the runtime is shutting down.

@@ -162,9 +162,13 @@ pub(crate) fn ready_counted(
         Format::Json => to_json(out),
         Format::Sse => events(out),
     };
-    let body = match counted(bytes, replies) {
-        Ok(pieces) => Body::new(pieces),
-        Err(busy) => return busy.into_response(reply_id(out)),
+    let body = if bytes.len() <= UNCOUNTED {
+        Body::from(bytes)
+    } else {
+        match counted(bytes, replies) {
+            Ok(pieces) => Body::new(pieces),
+            Err(busy) => return busy.into_response(reply_id(out)),
+        }
     };
     match format {
         Format::Json => {

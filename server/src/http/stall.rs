@@ -18,8 +18,11 @@ use tokio::time::{Instant, Sleep};
 pub(crate) struct SendTimeout<T> {
     inner: T,
     timeout: Duration,
-    /// Armed while a write waits; `None` while writes go through.
+    /// Made at the first write that waits, then reset for each later one (no allocation
+    /// per wait).
     deadline: Option<Pin<Box<Sleep>>>,
+    /// A write is waiting, and `deadline` is its deadline.
+    armed: bool,
 }
 
 impl<T> SendTimeout<T> {
@@ -28,6 +31,7 @@ impl<T> SendTimeout<T> {
             inner,
             timeout,
             deadline: None,
+            armed: false,
         }
     }
 
@@ -39,10 +43,18 @@ impl<T> SendTimeout<T> {
         polled: Poll<io::Result<R>>,
     ) -> Poll<io::Result<R>> {
         if polled.is_ready() {
-            self.deadline = None;
+            self.armed = false;
             return polled;
         }
         let timeout = self.timeout;
+        if !self.armed {
+            self.armed = true;
+            let at = Instant::now() + timeout;
+            match &mut self.deadline {
+                Some(deadline) => deadline.as_mut().reset(at),
+                None => self.deadline = Some(Box::pin(tokio::time::sleep_until(at))),
+            }
+        }
         let deadline = self
             .deadline
             .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(Instant::now() + timeout)));
