@@ -16,6 +16,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use http_body_util::BodyExt;
 use mcp_protocol::{ErrorCode, ErrorObject, FrameError, Incoming};
+use tokio::sync::Semaphore;
 
 use super::budget::{Budget, Held};
 use super::origin::text;
@@ -222,10 +223,22 @@ impl Joined {
 
 /// Parses a body with the core's rules ([`crate::core::parse`]); a large one on the
 /// blocking pool, so that other connections are served meanwhile.
-pub(crate) async fn parse(bytes: &Bytes) -> Result<Incoming<ServerParams>, FrameError> {
+///
+/// Large parses run one at a time (`one_at_a_time`): a parsed message can take 16 times its
+/// bytes (`[0,0,…]` in params is one 32-byte value per 2 bytes), so bodies the budget lets
+/// in together must not all expand together.
+pub(crate) async fn parse(
+    bytes: &Bytes,
+    one_at_a_time: &Semaphore,
+) -> Result<Incoming<ServerParams>, FrameError> {
     if bytes.len() <= PARSE_INLINE_MAX {
         return crate::core::parse(bytes);
     }
+    let Ok(_turn) = one_at_a_time.acquire().await else {
+        return Err(FrameError::Parse(
+            "the body could not be parsed: the server is shutting down".to_owned(),
+        ));
+    };
     let bytes = bytes.clone();
     match tokio::task::spawn_blocking(move || crate::core::parse(&bytes)).await {
         Ok(parsed) => parsed,

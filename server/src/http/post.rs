@@ -62,7 +62,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         Ok(read) => read,
         Err(e) => return e.into_response(),
     };
-    let incoming = match body::parse(&bytes).await {
+    let incoming = match body::parse(&bytes, &shared.large_parses).await {
         Ok(incoming) => incoming,
         Err(e) => {
             tracing::warn!("bad POST body: {e}");

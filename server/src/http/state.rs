@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use tokio::sync::Semaphore;
+
 use super::budget::Budget;
 use super::config::HttpConfig;
 use super::sessions::Sessions;
@@ -18,6 +20,8 @@ pub(crate) struct Shared {
     pub(crate) bodies: Arc<Budget>,
     /// Large replies not yet read by their clients, all together.
     pub(crate) replies: Arc<Budget>,
+    /// Turns to parse a large body: one at a time ([`super::body::parse`]).
+    pub(crate) large_parses: Semaphore,
 }
 
 impl Shared {
@@ -27,6 +31,7 @@ impl Shared {
             // The largest message must always fit.
             bodies: Budget::new(config.body_budget_bytes.max(config.max_message_bytes)),
             replies: Budget::new(config.reply_budget_bytes),
+            large_parses: Semaphore::new(1),
             config,
             served,
         }
