@@ -23,6 +23,8 @@ The attacks:
     held-bodies       64 clients of one session each send a 16 MiB body but its last byte,
                       then one of them sends it
     unread-replies    50 clients each ask for a 4 MiB echo over SSE and never read it
+    padded-calls      8 clients at once send a tools/call whose arguments hold 15 MiB of
+                      [0,0,...] (a valid message that parses into 7.8 million values)
 
 Only the Python standard library is used; Linux only (/proc). Figures are for one run on
 whatever else the machine is doing: run twice before trusting a difference.
@@ -37,7 +39,8 @@ import threading
 import time
 
 MIB = 1 << 20
-ATTACKS = ["nosession-zeros", "session-zeros", "stdio-zeros", "held-bodies", "unread-replies"]
+ATTACKS = ["nosession-zeros", "session-zeros", "stdio-zeros", "held-bodies", "unread-replies",
+           "padded-calls"]
 
 
 def zeros(length):
@@ -265,12 +268,29 @@ def unread_replies(server, clients=50, size=4 * MIB):
     return codes
 
 
+def padded_calls(server, clients=8):
+    sid = session(server.addr, "2025-11-25")
+    body = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
+            b'"arguments":{"text":"x","pad":' + zeros(15 * MIB) + b"}}}")
+    whole = request("POST", {"Accept": "application/json", "Mcp-Session-Id": sid,
+                             "MCP-Protocol-Version": "2025-11-25"}, body)
+    codes = []
+    threads = [threading.Thread(target=lambda: codes.append(
+        send_then_status(connect(server.addr), whole))) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return codes
+
+
 def run_http(binary, attack):
     server = Server(binary)
     try:
         prober = Prober(server.addr)
         codes = {"nosession-zeros": nosession_zeros, "session-zeros": session_zeros,
-                 "held-bodies": held_bodies, "unread-replies": unread_replies}[attack](server)
+                 "held-bodies": held_bodies, "unread-replies": unread_replies,
+                 "padded-calls": padded_calls}[attack](server)
         peak = server.status("VmHWM")
         stall = prober.stop()
         time.sleep(1)
