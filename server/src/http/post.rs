@@ -74,16 +74,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
             return rpc_error(StatusCode::BAD_REQUEST, id, e.to_error_object());
         }
     };
-    route(
-        shared,
-        headers,
-        header_version,
-        accept,
-        session,
-        incoming,
-        &bytes,
-    )
-    .await
+    route(shared, headers, header_version, accept, session, incoming).await
 }
 
 /// What the headers decide before a byte of the body is read (§Session Management): a POST
@@ -138,7 +129,6 @@ async fn route(
     accept: Option<Accept>,
     session: Before,
     incoming: Incoming<ServerParams>,
-    bytes: &[u8],
 ) -> Response {
     let has_session = session.has_session();
     match incoming {
@@ -147,7 +137,7 @@ async fn route(
         {
             // 2026-07-28 §Backward Compatibility: an Mcp-Session-Id on such a request is
             // ignored.
-            modern_request(shared, headers, accept, r, bytes).await
+            modern_request(shared, headers, accept, r).await
         }
         Incoming::Single(Message::Request(r))
             if r.method == methods::INITIALIZE && !has_session =>
@@ -185,16 +175,13 @@ async fn modern_request(
     headers: &HeaderMap,
     accept: Option<Accept>,
     request: mcp_protocol::Request<ServerParams>,
-    bytes: &[u8],
 ) -> Response {
     let Some(accept) = accept else {
         return not_acceptable(request.id);
     };
-    // The body parsed as a request already; read as a tree only for the mirrored values.
-    let body: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
-    let params = body.get("params");
+    let params = request.params.as_ref();
     let meta_version = params
-        .and_then(|p| p.get("_meta"))
+        .and_then(ServerParams::meta)
         .and_then(|m| m.get(modern::META_PROTOCOL_VERSION))
         .and_then(Value::as_str)
         .unwrap_or_default();
