@@ -130,6 +130,11 @@ pub enum FrameError {
         declared: Option<u64>,
         max: usize,
     },
+    /// A batch holds more members than the receiver accepts (JSON-RPC 2.0 §6 sets no bound;
+    /// a receiver must, or one frame of `[0,0,…]` asks for millions of replies). Refused as a
+    /// whole, with one error and no id.
+    #[error("a batch may hold at most {max} messages; this one holds more")]
+    BatchTooLong { max: usize },
     /// A Content-Length header block could not be read; input was skipped to the next header.
     #[error("malformed Content-Length header: {0}")]
     Header(String),
@@ -190,6 +195,13 @@ impl FrameError {
                 ErrorCode::INVALID_REQUEST,
                 format!("Invalid request: {}", inv.reason),
             ),
+            FrameError::BatchTooLong { max } => ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "Invalid request: a batch may hold at most {max} messages; this one holds more (send them in smaller batches)"
+                ),
+            )
+            .with_data(serde_json::json!({ "maxBatchLength": max })),
             FrameError::TooLarge { declared, max } => ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 format!("Invalid request: {}", too_large_text(*declared, *max)),

@@ -41,12 +41,18 @@ pub const HEADER_MISMATCH: i64 = -32020;
 /// and `prompts/get`, `params.uri` of `resources/read`; `None` for other methods (they send
 /// no `Mcp-Name`). `Some(None)` means the method needs one but the body has no such string.
 pub fn mirrored_name<'a>(method: &str, params: Option<&'a Value>) -> Option<Option<&'a str>> {
-    let key = match method {
-        methods::TOOLS_CALL | "prompts/get" => "name",
-        "resources/read" => "uri",
-        _ => return None,
-    };
+    let key = mirrored_key(method)?;
     Some(params.and_then(|p| p.get(key)).and_then(Value::as_str))
+}
+
+/// The params member a 2026-07-28 request's `Mcp-Name` header mirrors: `name` for
+/// `tools/call` and `prompts/get`, `uri` for `resources/read`; `None` for other methods.
+pub fn mirrored_key(method: &str) -> Option<&'static str> {
+    match method {
+        methods::TOOLS_CALL | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
 }
 
 /// What a mirrored header (2026-07-28 §Value Encoding) carries for `value`: the value itself

@@ -38,5 +38,5 @@ pub use crate::id::RequestId;
 pub use crate::json::char_prefix;
 pub use crate::message::{Incoming, Message, Notification, Request, Response};
 pub use crate::params::{Params, ParamsType};
-pub use crate::parse::{parse, parse_as, parse_with_serde};
+pub use crate::parse::{parse, parse_as, parse_bounded, parse_with_serde};
 pub use crate::scan::Scanner;

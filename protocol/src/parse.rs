@@ -280,16 +280,28 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, FrameError> {
 /// anything it does not read is left to serde_json ([`parse_with_serde`]), with the same
 /// result.
 pub fn parse_as<P: Params>(bytes: &[u8]) -> Result<Incoming<P>, FrameError> {
-    parse_text(bytes, true)
+    parse_text(bytes, true, usize::MAX)
+}
+
+/// [`parse_as`] for a receiver that bounds batches: a batch of more than `max_batch` members
+/// is refused as a whole ([`FrameError::BatchTooLong`]) as soon as member `max_batch + 1` is
+/// seen, so the members after it are neither read into values nor answered. JSON-RPC 2.0 §6
+/// sets no bound; without one, a frame of `[0,0,…]` becomes millions of values and replies.
+pub fn parse_bounded<P: Params>(bytes: &[u8], max_batch: usize) -> Result<Incoming<P>, FrameError> {
+    parse_text(bytes, true, max_batch)
 }
 
 /// [`parse_as`] without its fast path: every frame read by serde_json. The reference that
 /// tests and the fuzzer hold the fast path to.
 pub fn parse_with_serde<P: Params>(bytes: &[u8]) -> Result<Incoming<P>, FrameError> {
-    parse_text(bytes, false)
+    parse_text(bytes, false, usize::MAX)
 }
 
-fn parse_text<P: Params>(bytes: &[u8], fast: bool) -> Result<Incoming<P>, FrameError> {
+fn parse_text<P: Params>(
+    bytes: &[u8],
+    fast: bool,
+    max_batch: usize,
+) -> Result<Incoming<P>, FrameError> {
     // RFC 8259 §8.1: JSON text is UTF-8. Checked for the whole frame, because serde_json does
     // not look inside the members it skips; then it need not check each string again.
     // simdutf8 checks 32 or 64 bytes a step (std: 16 at best); std says where it went wrong.
@@ -313,7 +325,7 @@ fn parse_text<P: Params>(bytes: &[u8], fast: bool) -> Result<Incoming<P>, FrameE
         }
     }
     if first == Some(b'[') {
-        let items: Vec<Value> = serde_json::from_str(text).map_err(|e| classify(e, text))?;
+        let items = batch_members(text, max_batch)?;
         if items.is_empty() {
             return Err(FrameError::Invalid(InvalidMessage::new(
                 None,
@@ -336,6 +348,58 @@ fn parse_text<P: Params>(bytes: &[u8], fast: bool) -> Result<Incoming<P>, FrameE
     raw.validate()
         .map(Incoming::Single)
         .map_err(FrameError::Invalid)
+}
+
+/// A batch's members as values, at most `max` of them: [`FrameError::BatchTooLong`] as soon
+/// as one more is seen (it is skipped unread, and nothing after it is read).
+fn batch_members(text: &str, max: usize) -> Result<Vec<Value>, FrameError> {
+    let over = std::cell::Cell::new(false);
+    let bounded = BoundedSeq { max, over: &over };
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let items = serde::de::DeserializeSeed::deserialize(bounded, &mut reader)
+        .and_then(|items| reader.end().map(|()| items));
+    match items {
+        Ok(items) => Ok(items),
+        Err(_) if over.get() => Err(FrameError::BatchTooLong { max }),
+        Err(e) => Err(classify(e, text)),
+    }
+}
+
+/// Reads a JSON array into at most `max` values; sets `over` and fails on one more.
+struct BoundedSeq<'a> {
+    max: usize,
+    over: &'a std::cell::Cell<bool>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for BoundedSeq<'_> {
+    type Value = Vec<Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Value>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BoundedSeq<'_> {
+    type Value = Vec<Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC batch (an array)")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
+        let mut items = Vec::new();
+        while items.len() < self.max {
+            match seq.next_element::<Value>()? {
+                Some(item) => items.push(item),
+                None => return Ok(items),
+            }
+        }
+        if seq.next_element::<IgnoredAny>()?.is_some() {
+            self.over.set(true);
+            return Err(A::Error::custom("batch too long"));
+        }
+        Ok(items)
+    }
 }
 
 /// A message refused before it was read whole (a duplicated `"id"`) may still be a response,
@@ -463,6 +527,44 @@ mod tests {
         fn json_type(&self) -> ParamsType {
             self.value.json_type()
         }
+    }
+
+    #[test]
+    fn bounded_batches_stop_at_the_first_member_too_many() {
+        let batch = |n: usize, tail: &str| format!("[{}{tail}]", vec!["0"; n].join(","));
+        // At the bound: every member is read (and each refused on its own).
+        let Ok(Incoming::Batch(items)) = parse_bounded::<Value>(batch(3, "").as_bytes(), 3) else {
+            panic!()
+        };
+        assert_eq!(items.len(), 3);
+        // One more: one error for the whole batch, whatever follows is not read (not even
+        // its syntax), and the wire error says the bound.
+        for tail in ["", ",0", ",[[[", ",{\"x\":"] {
+            let text = batch(4, tail);
+            let e = parse_bounded::<Value>(text.as_bytes(), 3).unwrap_err();
+            assert_eq!(e, FrameError::BatchTooLong { max: 3 }, "{text}");
+            let wire = e.to_error_object();
+            assert_eq!(wire.code, ErrorCode::INVALID_REQUEST);
+            assert_eq!(
+                wire.message,
+                "Invalid request: a batch may hold at most 3 messages; this one holds more (send them in smaller batches)"
+            );
+            assert_eq!(wire.data, Some(serde_json::json!({"maxBatchLength": 3})));
+        }
+        // Errors before the bound are what they always were.
+        assert!(matches!(
+            parse_bounded::<Value>(b"[0,", 3),
+            Err(FrameError::Parse(_))
+        ));
+        assert!(matches!(
+            parse_bounded::<Value>(b"[0] x", 3),
+            Err(FrameError::Parse(_))
+        ));
+        // Unbounded `parse_as` reads them all.
+        let Ok(Incoming::Batch(items)) = parse_as::<Value>(batch(4, "").as_bytes()) else {
+            panic!()
+        };
+        assert_eq!(items.len(), 4);
     }
 
     #[test]

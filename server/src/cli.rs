@@ -64,6 +64,31 @@ pub struct Cli {
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_connections: u64,
 
+    /// The largest body of an HTTP POST with neither Mcp-Session-Id nor Mcp-Method header,
+    /// which can only be an initialize: larger ones get 413 without being read whole.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024, requires = "http",
+          value_parser = clap::value_parser!(u64).range(1024..=(1 << 32)))]
+    pub max_initialize_bytes: u64,
+
+    /// The most bytes all HTTP request bodies being received may take together; a body that
+    /// would pass it gets 503 (retry). Never less than --max-message-bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 128 << 20, requires = "http",
+          value_parser = clap::value_parser!(u64).range(64..=(1 << 40)))]
+    pub body_budget_bytes: u64,
+
+    /// The most bytes of HTTP replies over 64 KiB that clients have not read yet; a reply
+    /// that would pass it is refused with 503 (or, on an SSE stream, a -32000 error in its
+    /// place).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, requires = "http",
+          value_parser = clap::value_parser!(u64).range(64..=(1 << 40)))]
+    pub reply_budget_bytes: u64,
+
+    /// Seconds an HTTP client may leave its response unread (its socket full) before it is
+    /// disconnected.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, requires = "http",
+          value_parser = parse_secs)]
+    pub http_send_timeout: f64,
+
     /// Seconds an HTTP session may stay unused before it ends (later requests get 404).
     #[arg(long, value_name = "SECS", default_value_t = 600.0, requires = "http",
           value_parser = parse_secs)]

@@ -13,10 +13,12 @@ use mcp_echo_server::{
 };
 
 mod cli;
+mod malloc;
 
 use cli::{shutdown_signal, start_logging, Cli};
 
 fn main() -> ExitCode {
+    malloc::fix_threshold();
     let cli = Cli::parse();
     if let Err(code) = start_logging(&cli) {
         return code;
@@ -144,6 +146,10 @@ async fn serve_over_http(cli: &Cli) -> ExitCode {
         session_idle: Duration::from_secs_f64(cli.session_idle_secs),
         header_timeout: Duration::from_secs_f64(cli.http_header_timeout),
         body_timeout: Duration::from_secs_f64(cli.http_body_timeout),
+        max_initialize_bytes: usize::try_from(cli.max_initialize_bytes).unwrap_or(usize::MAX),
+        body_budget_bytes: usize::try_from(cli.body_budget_bytes).unwrap_or(usize::MAX),
+        reply_budget_bytes: usize::try_from(cli.reply_budget_bytes).unwrap_or(usize::MAX),
+        send_timeout: Duration::from_secs_f64(cli.http_send_timeout),
         ..HttpConfig::default()
     };
     // The signal handlers are installed before the socket is bound, so a SIGTERM sent as soon

@@ -47,6 +47,18 @@ impl ServerParams {
         }
     }
 
+    /// One member of the params object, whichever form they were kept in.
+    pub fn member(&self, key: &str) -> Option<&Value> {
+        match self {
+            ServerParams::Value(value) => value.get(key),
+            ServerParams::ToolCall(parts) => match key {
+                "name" => parts.name.as_ref(),
+                "arguments" => parts.arguments.as_ref(),
+                other => parts.rest.get(other),
+            },
+        }
+    }
+
     /// The params' `_meta` member, if they are an object that has one.
     pub fn meta(&self) -> Option<&Value> {
         match self {

@@ -354,6 +354,24 @@ fn ping5_of_len(len: usize) -> Vec<u8> {
     body.into_bytes()
 }
 
+/// The one error a batch longer than the server's bound (1 024) gets, with the bound.
+fn batch_too_long() -> Reply {
+    Reply::Json(json!({"jsonrpc": "2.0", "id": null, "error": {
+        "code": -32600,
+        "message": "Invalid request: a batch may hold at most 1024 messages; this one holds more (send them in smaller batches)",
+        "data": {"maxBatchLength": 1024}}}))
+}
+
+/// `[0,0,…]` of `len` bytes: millions of members, each an invalid message.
+fn zeros_batch(len: usize) -> Vec<u8> {
+    let mut body = vec![b'['];
+    while body.len() + 2 < len {
+        body.extend_from_slice(b"0,");
+    }
+    body.extend_from_slice(b"0]");
+    body
+}
+
 fn pings_batch(n: usize) -> Vec<u8> {
     let members: Vec<String> = (0..n)
         .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#))
@@ -748,9 +766,9 @@ fn cases() -> Vec<Case> {
             vec![invalid(null(), "empty batch: a batch must contain at least one message")],
         ),
         case(
-            "batch of 10 000 (2025-11-25: no batches)",
+            "batch of 1 024 (2025-11-25: no batches)",
             BOTH,
-            Input::Body(pings_batch(10_000)),
+            Input::Body(pings_batch(1024)),
             vec![error(
                 null(),
                 -32600,
@@ -758,14 +776,30 @@ fn cases() -> Vec<Case> {
             )],
         ),
         case(
-            "batch of 10 000 (2025-03-26)",
+            "batch of 1 024, the most allowed (2025-03-26)",
             BOTH,
-            Input::Body(pings_batch(10_000)),
+            Input::Body(pings_batch(1024)),
             vec![Reply::BatchAnyOrder(
-                (0..10_000)
+                (0..1024)
                     .map(|i| json!({ "jsonrpc": "2.0", "id": i, "result": {} }))
                     .collect(),
             )],
+        )
+        .version(BATCH_ERA),
+        // One member too many: one error for the whole batch, not 1 025 replies (nor, for a
+        // frame of `[0,0,…]`, millions).
+        case(
+            "batch of 1 025 (2025-03-26): refused whole",
+            BOTH,
+            Input::Body(pings_batch(1025)),
+            vec![batch_too_long()],
+        )
+        .version(BATCH_ERA),
+        case(
+            "15 MiB batch of zeros (2025-03-26): refused whole",
+            BOTH,
+            Input::Body(zeros_batch(15 << 20)),
+            vec![batch_too_long()],
         )
         .version(BATCH_ERA),
         // ["2.0",5,"ping"] must not be read positionally as {"jsonrpc":"2.0","id":5,

@@ -48,6 +48,17 @@ impl Served {
     }
 }
 
+/// The most members a JSON-RPC batch may hold (batches exist only in 2025-03-26; JSON-RPC
+/// 2.0 §6 sets no bound). A longer batch is refused as a whole with one -32600 error without
+/// an id (`data.maxBatchLength` says the bound), and its members after the bound are not
+/// even read. One rule for every transport: stdio and HTTP both parse through [`parse`].
+pub(crate) const MAX_BATCH: usize = 1024;
+
+/// One frame's or body's bytes as the server reads them: its params, its batch bound.
+pub(crate) fn parse(bytes: &[u8]) -> Result<Incoming<ServerParams>, FrameError> {
+    mcp_protocol::parse_bounded::<ServerParams>(bytes, MAX_BATCH)
+}
+
 /// What a transport must do. `R` is whatever the transport hands a running call's answer to
 /// ([`Core::ask`]); the core only keeps it.
 pub(crate) enum Action<R> {
@@ -101,7 +112,7 @@ impl<R> Core<R> {
 
     /// One frame from a byte stream (stdio), parsed with the server's params.
     pub(crate) fn frame(&mut self, frame: RawFrame, out: &mut Vec<Action<R>>) {
-        match frame.and_then(|body| mcp_protocol::parse_as::<ServerParams>(&body)) {
+        match frame.and_then(|body| parse(&body)) {
             Ok(incoming) => self.incoming(incoming, out),
             Err(error) if error.is_response() => {
                 // A response is never answered, even an invalid one: its id names one of the

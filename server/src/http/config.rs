@@ -27,6 +27,25 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     /// The largest POST body; larger ones get 413 without being read.
     pub max_message_bytes: usize,
+    /// The largest body of a POST with neither `Mcp-Session-Id` nor `Mcp-Method`, which can
+    /// only be an `initialize` (or an error): larger ones get 413, before or as soon as they
+    /// pass it. An `initialize` as SDKs send it is under 1 KiB; 64 KiB leaves room for large
+    /// capabilities and `clientInfo` icons, while a client without a session cannot make the
+    /// server read (and parse) a 16 MiB body only to refuse it.
+    pub max_initialize_bytes: usize,
+    /// The most bytes all request bodies being received may take together; a body that
+    /// would pass it gets 503 (`Retry-After: 1`). A declared `Content-Length` is counted
+    /// before the body is read. At least `max_message_bytes`, or the largest message could
+    /// never be received.
+    pub body_budget_bytes: usize,
+    /// The most bytes of replies over 64 KiB that clients have not read yet; a reply that
+    /// would pass it is refused (503, or an error in its place on an SSE stream). Together
+    /// with `send_timeout` this bounds what clients that stop reading can make the server
+    /// hold.
+    pub reply_budget_bytes: usize,
+    /// How long a response may wait for its client to read the next bytes; after it the
+    /// connection is closed, and what the response held is freed.
+    pub send_timeout: Duration,
     /// The most bytes hyper buffers for a request head (request line and headers); larger
     /// heads get 431. hyper requires at least 8192.
     pub max_header_bytes: usize,
@@ -52,6 +71,10 @@ impl Default for HttpConfig {
             path: "/mcp".to_owned(),
             allowed_origins: Vec::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_initialize_bytes: 64 * 1024,
+            body_budget_bytes: 128 * 1024 * 1024,
+            reply_budget_bytes: 64 * 1024 * 1024,
+            send_timeout: Duration::from_secs(30),
             max_header_bytes: 16 * 1024,
             max_sessions: 1024,
             max_connections: 1024,

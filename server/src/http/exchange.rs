@@ -12,10 +12,9 @@
 //! stream MUST be treated by the server as cancellation" (`streamable-http` §Cancellation).
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::http::StatusCode;
 use axum::response::Response;
 use futures::future::AbortHandle;
@@ -25,7 +24,8 @@ use mcp_protocol::{ErrorCode, Incoming, Message, Outgoing};
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
 
-use super::reply::{empty, events, ready, rpc_error, sse, Format, Formats};
+use super::budget::Budget;
+use super::reply::{counted_events, empty, ready_counted, rpc_error, sse, Format, Formats};
 use crate::core::{Action, Core, Served, Work};
 use crate::params::ServerParams;
 use crate::peer::{Answer, Ask, CallId, Link, Peer, PeerError};
@@ -180,20 +180,36 @@ impl Conn {
 /// The POST's response: 202 when nothing is to be said, the replies at once, or the running
 /// calls' messages as they come. `modern`: a 2026-07-28 request (error statuses of their own,
 /// and a dropped response cancels).
-pub(crate) async fn respond(conn: Arc<Conn>, fed: Fed, format: Formats, modern: bool) -> Response {
+///
+/// Replies over 64 KiB are counted against the reply budget (`replies`) until their client
+/// read them: past it, a reply not yet begun gets 503, and one due on an SSE stream is
+/// replaced by a -32000 error for its request.
+pub(crate) async fn respond(
+    conn: Arc<Conn>,
+    fed: Fed,
+    format: Formats,
+    modern: bool,
+    replies: &Arc<Budget>,
+) -> Response {
     let Some(running) = fed.running else {
         return match fed.replies.into_iter().next() {
             None => empty(StatusCode::ACCEPTED),
-            Some(out) => reply(&out, format.ready, modern),
+            Some(out) => reply(&out, format.ready, modern, replies),
         };
     };
     match format.pending {
-        Format::Sse => sse(StatusCode::OK, stream(conn, running, fed.replies, modern)),
+        Format::Sse => {
+            let replies = Arc::clone(replies);
+            sse(
+                StatusCode::OK,
+                stream(conn, running, fed.replies, modern, replies),
+            )
+        }
         Format::Json => {
             drop(conn);
             let out = collect(running, fed.replies, modern).await;
             match out {
-                Some(out) => reply(&out, Format::Json, modern),
+                Some(out) => reply(&out, Format::Json, modern, replies),
                 // Cancelled: no JSON-RPC response, but the POST must be answered.
                 None => empty(StatusCode::NO_CONTENT),
             }
@@ -215,7 +231,13 @@ impl Drop for AbortOnDrop {
 /// The running calls' messages as SSE events: the replies made so far, then each request to
 /// the client and each reply as it comes. The stream ends when the last call ends (with no
 /// event for a cancelled one: after `notifications/cancelled` no response is sent).
-fn stream(conn: Arc<Conn>, running: Running, first: Vec<Outgoing>, modern: bool) -> Body {
+fn stream(
+    conn: Arc<Conn>,
+    running: Running,
+    first: Vec<Outgoing>,
+    modern: bool,
+    replies: Arc<Budget>,
+) -> Body {
     let Running {
         messages,
         asks,
@@ -229,10 +251,12 @@ fn stream(conn: Arc<Conn>, running: Running, first: Vec<Outgoing>, modern: bool)
             Some((out, (conn, messages, asks)))
         },
     );
-    let body = futures::stream::iter(first).chain(later).map(move |out| {
-        let _abort_when_dropped = &guard;
-        Ok::<Bytes, Infallible>(Bytes::from(events(&out)))
-    });
+    let body = futures::stream::iter(first)
+        .chain(later)
+        .flat_map(move |out| {
+            let _abort_when_dropped = &guard;
+            counted_events(&out, &replies)
+        });
     Body::from_stream(body)
 }
 
@@ -292,7 +316,7 @@ fn is_reply(out: &Outgoing) -> bool {
 /// A reply ready to go. An error about no request in particular (a batch this version does
 /// not accept) means the POST's input was not accepted: an HTTP error status, with a body
 /// whose JSON-RPC error has no id (`basic/transports.mdx` §Sending Messages to the Server).
-fn reply(out: &Outgoing, format: Format, modern: bool) -> Response {
+fn reply(out: &Outgoing, format: Format, modern: bool, replies: &Arc<Budget>) -> Response {
     if let Outgoing::Single(Message::Response(mcp_protocol::Response {
         id: None,
         outcome: Err(e),
@@ -300,7 +324,7 @@ fn reply(out: &Outgoing, format: Format, modern: bool) -> Response {
     {
         return rpc_error(StatusCode::BAD_REQUEST, None, e.clone());
     }
-    ready(status_of(out, modern), format, out)
+    ready_counted(status_of(out, modern), format, out, replies)
 }
 
 /// The HTTP status of a reply. A legacy JSON-RPC error is an ordinary JSON-RPC exchange

@@ -5,15 +5,18 @@
 //! headers while this server acts on the body; they must not disagree.
 
 use axum::http::HeaderMap;
-use mcp_protocol::http::{decode_header_value, mirrored_name, METHOD, NAME, PROTOCOL_VERSION};
+use mcp_protocol::http::{decode_header_value, mirrored_key, METHOD, NAME, PROTOCOL_VERSION};
 use serde_json::Value;
 
+use crate::params::ServerParams;
+
 /// Checks the headers of a modern request against its body (`method`, `params`, and the
-/// `_meta` protocol version); `Err` says which header is wrong, for the -32020 message.
+/// `_meta` protocol version), as the request was parsed (not parsed again: the body may be
+/// megabytes); `Err` says which header is wrong, for the -32020 message.
 pub(crate) fn check(
     headers: &HeaderMap,
     method: &str,
-    params: Option<&Value>,
+    params: Option<&ServerParams>,
     meta_version: &str,
 ) -> Result<(), String> {
     same(
@@ -23,7 +26,9 @@ pub(crate) fn check(
         meta_version,
     )?;
     same(headers, METHOD, "Mcp-Method", method)?;
-    match mirrored_name(method, params) {
+    let mirrored =
+        mirrored_key(method).map(|key| params.and_then(|p| p.member(key)).and_then(Value::as_str));
+    match mirrored {
         None => Ok(()),
         Some(None) => Err(format!(
             "the body of {method} has no name for the Mcp-Name header to mirror"

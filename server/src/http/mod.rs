@@ -10,14 +10,22 @@
 //! * [`routes`]: the endpoint and its methods (POST, GET → 405, DELETE), `Origin` first;
 //! * [`origin`]: header checks before a body is read (`Origin`, `MCP-Protocol-Version`,
 //!   `Content-Type`);
-//! * [`post`]: reading a bounded body and choosing the era of the message;
+//! * [`budget`]: what all clients together may make the server hold (bodies being received,
+//!   replies not yet read);
+//! * [`body`]: reading a POST body within its cap, timeout and the budget, and parsing it
+//!   off the I/O threads when large;
+//! * [`post`]: deciding from headers what can be decided before the body, then choosing the
+//!   era of the message;
 //! * [`mirror`]: 2026-07-28 mirrored headers (-32020);
 //! * [`sessions`]: legacy sessions, bounded and expiring;
+//! * [`stall`]: disconnecting a client that stops reading its response;
 //! * [`state`]: what every handler shares;
 //! * [`exchange`]: a POST's messages through a connection's core, its calls run in tasks,
 //!   and the POST's response (202, a reply, or an SSE stream);
 //! * [`reply`]: JSON, SSE, 202 and error bodies.
 
+mod body;
+mod budget;
 mod config;
 mod exchange;
 mod mirror;
@@ -27,6 +35,7 @@ mod reply;
 mod routes;
 mod server;
 mod sessions;
+mod stall;
 mod state;
 
 pub use self::config::{HttpConfig, DEFAULT_ADDR};

@@ -1,20 +1,20 @@
-//! POST: one JSON-RPC message (or a 2025-03-26 batch) per request. The body is bounded and
-//! timed before it is read, parsed with the server's params, and sent down one of three
-//! paths: a 2026-07-28 request (stateless, mirrored headers checked), an `initialize` (a new
+//! POST: one JSON-RPC message (or a 2025-03-26 batch) per request. What the headers can
+//! decide is decided before the body is read (an unknown session, the small cap of a POST
+//! that can only be an `initialize`); the body is then read within its bounds ([`body`]),
+//! parsed with the core's rules, and sent down one of three paths: a 2026-07-28 request (stateless, mirrored headers checked), an `initialize` (a new
 //! legacy session), or a message of an existing legacy session.
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
-use mcp_protocol::http::{HEADER_MISMATCH, SESSION_ID};
+use mcp_protocol::http::{HEADER_MISMATCH, METHOD, SESSION_ID};
 use mcp_protocol::mcp::{methods, modern};
-use mcp_protocol::{ErrorCode, ErrorObject, FrameError, Incoming, Message};
+use mcp_protocol::{ErrorCode, ErrorObject, Incoming, Message};
 use serde_json::Value;
 
+use super::body::{self, Limits};
 use super::exchange::{respond, Conn};
 use super::origin::{is_json, protocol_version, text, HeaderVersion};
 use super::reply::{empty, ready, rpc_error, session_not_found, Accept};
@@ -50,11 +50,19 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
         }
     };
     let accept = Accept::from_header(text(headers, header::ACCEPT.as_str()));
-    let bytes = match read_body(body, headers, shared).await {
-        Ok(bytes) => bytes,
-        Err(response) => return response,
+    let Some(session) = Before::decide(shared, headers) else {
+        return session_not_found();
     };
-    let incoming = match mcp_protocol::parse_as::<ServerParams>(&bytes) {
+    let limits = Limits {
+        cap: session.cap(&shared.config),
+        timeout: shared.config.body_timeout,
+    };
+    // `_held` keeps the body's bytes counted against the budget until they are dropped.
+    let (bytes, _held) = match body::read(body, headers, limits, &shared.bodies).await {
+        Ok(read) => read,
+        Err(e) => return e.into_response(),
+    };
+    let incoming = match body::parse(&bytes, &shared.large_parses).await {
         Ok(incoming) => incoming,
         Err(e) => {
             tracing::warn!("bad POST body: {e}");
@@ -66,14 +74,70 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
             return rpc_error(StatusCode::BAD_REQUEST, id, e.to_error_object());
         }
     };
-    let has_session = headers.contains_key(SESSION_ID);
+    route(shared, headers, header_version, accept, session, incoming).await
+}
+
+/// What the headers decide before a byte of the body is read (§Session Management): a POST
+/// naming a session this server does not hold gets 404 unless it may be a 2026-07-28
+/// request (which carries `Mcp-Method` and ignores `Mcp-Session-Id`, §Backward
+/// Compatibility); a POST with neither header can only be an `initialize` or an error, so
+/// its body gets the small cap.
+enum Before {
+    /// No `Mcp-Session-Id`.
+    NoSession { method_header: bool },
+    /// `Mcp-Session-Id` naming this session.
+    Known(Arc<HttpSession>),
+    /// `Mcp-Session-Id` naming no session, on a POST that may be a 2026-07-28 request.
+    Unknown,
+}
+
+impl Before {
+    /// `None`: the POST names a session this server does not hold, and cannot be a
+    /// 2026-07-28 request (404).
+    fn decide(shared: &Shared, headers: &HeaderMap) -> Option<Before> {
+        let method_header = headers.contains_key(METHOD);
+        if !headers.contains_key(SESSION_ID) {
+            return Some(Before::NoSession { method_header });
+        }
+        match text(headers, SESSION_ID).and_then(|id| shared.sessions.get(id)) {
+            Some(session) => Some(Before::Known(session)),
+            None => method_header.then_some(Before::Unknown),
+        }
+    }
+
+    /// The most bytes the body may have.
+    fn cap(&self, config: &super::config::HttpConfig) -> usize {
+        match self {
+            Before::NoSession {
+                method_header: false,
+            } => config.max_initialize_bytes.min(config.max_message_bytes),
+            _ => config.max_message_bytes,
+        }
+    }
+
+    fn has_session(&self) -> bool {
+        !matches!(self, Before::NoSession { .. })
+    }
+}
+
+/// Sends a parsed body down its path: a 2026-07-28 request, an `initialize`, a session-less
+/// 2026-07-28 notification, or a message of a legacy session.
+async fn route(
+    shared: &Shared,
+    headers: &HeaderMap,
+    header_version: HeaderVersion,
+    accept: Option<Accept>,
+    session: Before,
+    incoming: Incoming<ServerParams>,
+) -> Response {
+    let has_session = session.has_session();
     match incoming {
         Incoming::Single(Message::Request(r))
             if Era::of(&r.method, r.params.as_ref()) == Era::Modern =>
         {
             // 2026-07-28 §Backward Compatibility: an Mcp-Session-Id on such a request is
             // ignored.
-            modern_request(shared, headers, accept, r, &bytes).await
+            modern_request(shared, headers, accept, r).await
         }
         Incoming::Single(Message::Request(r))
             if r.method == methods::INITIALIZE && !has_session =>
@@ -88,50 +152,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
             tracing::debug!("a 2026-07-28 notification or response: accepted, nothing to do");
             empty(StatusCode::ACCEPTED)
         }
-        other => legacy(shared, headers, header_version, accept, other).await,
-    }
-}
-
-/// Reads at most `--max-message-bytes` within the body timeout: a declared Content-Length
-/// over the limit gets 413 before a byte is read, and a chunked body that grows past it gets
-/// 413 as soon as it does.
-async fn read_body(body: Body, headers: &HeaderMap, shared: &Shared) -> Result<Bytes, Response> {
-    let max = shared.config.max_message_bytes;
-    let too_large = |declared: Option<u64>| {
-        rpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            None,
-            FrameError::TooLarge { declared, max }.to_error_object(),
-        )
-    };
-    let declared =
-        text(headers, header::CONTENT_LENGTH.as_str()).and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
-        return Err(too_large(declared));
-    }
-    let timeout = shared.config.body_timeout;
-    match tokio::time::timeout(timeout, Limited::new(body, max).collect()).await {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(None)),
-        Ok(Err(e)) => Err(rpc_error(
-            StatusCode::BAD_REQUEST,
-            None,
-            ErrorObject::new(
-                ErrorCode::PARSE_ERROR,
-                format!("Parse error: the request body could not be read: {e}"),
-            ),
-        )),
-        Err(_) => Err(rpc_error(
-            StatusCode::REQUEST_TIMEOUT,
-            None,
-            ErrorObject::new(
-                ErrorCode::PARSE_ERROR,
-                format!(
-                    "Parse error: the request body did not arrive within {} s",
-                    timeout.as_secs_f64()
-                ),
-            ),
-        )),
+        other => legacy(shared, session, header_version, accept, other).await,
     }
 }
 
@@ -154,16 +175,13 @@ async fn modern_request(
     headers: &HeaderMap,
     accept: Option<Accept>,
     request: mcp_protocol::Request<ServerParams>,
-    bytes: &[u8],
 ) -> Response {
     let Some(accept) = accept else {
         return not_acceptable(request.id);
     };
-    // The body parsed as a request already; read as a tree only for the mirrored values.
-    let body: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
-    let params = body.get("params");
+    let params = request.params.as_ref();
     let meta_version = params
-        .and_then(|p| p.get("_meta"))
+        .and_then(ServerParams::meta)
         .and_then(|m| m.get(modern::META_PROTOCOL_VERSION))
         .and_then(Value::as_str)
         .unwrap_or_default();
@@ -180,7 +198,7 @@ async fn modern_request(
     }
     let conn = Conn::new(Arc::clone(&shared.served));
     let fed = conn.feed(Incoming::Single(Message::Request(request)));
-    respond(conn, fed, accept.formats(), true).await
+    respond(conn, fed, accept.formats(), true, &shared.replies).await
 }
 
 /// `initialize` without a session: answered by a new connection core, which is kept under a new
@@ -265,7 +283,7 @@ fn initialize(
 /// 2026-07-28 request (no `_meta`) is 400.
 async fn legacy(
     shared: &Shared,
-    headers: &HeaderMap,
+    session: Before,
     header_version: HeaderVersion,
     accept: Option<Accept>,
     incoming: Incoming<ServerParams>,
@@ -274,7 +292,10 @@ async fn legacy(
         Incoming::Single(Message::Request(r)) => Some(r.id.clone()),
         _ => None,
     };
-    if !headers.contains_key(SESSION_ID) {
+    let session = match session {
+        Before::Known(session) => session,
+        Before::Unknown => return session_not_found(),
+        Before::NoSession { .. } => {
         return rpc_error(
             StatusCode::BAD_REQUEST,
             request_id,
@@ -282,10 +303,8 @@ async fn legacy(
                 ErrorCode::INVALID_REQUEST,
                 "Bad Request: Mcp-Session-Id header is required; send initialize first (or make this a 2026-07-28 request, with params._meta and the mirrored headers)",
             ),
-        );
-    }
-    let Some(session) = text(headers, SESSION_ID).and_then(|id| shared.sessions.get(id)) else {
-        return session_not_found();
+            )
+        }
     };
     let negotiated = session.conn.version();
     match header_version {
@@ -322,7 +341,7 @@ async fn legacy(
     };
     let conn = Arc::clone(&session.conn);
     let fed = conn.feed(incoming);
-    respond(conn, fed, accept.formats(), false).await
+    respond(conn, fed, accept.formats(), false, &shared.replies).await
 }
 
 /// Whether a batch holds a request or an invalid member: something to reply to.

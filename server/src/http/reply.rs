@@ -1,11 +1,15 @@
 //! Writing HTTP responses: one JSON body, an SSE stream, 202, and JSON-RPC errors with an
 //! HTTP status (`basic/transports.mdx` §Sending Messages to the Server).
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use mcp_protocol::http::{accepts, write_event, EVENT_STREAM, JSON};
 use mcp_protocol::{ErrorCode, ErrorObject, Outgoing, RequestId};
+
+use super::budget::{Budget, Pieces};
 
 /// How a request's reply travels, chosen from its `Accept` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +90,104 @@ pub(crate) fn ready(status: StatusCode, format: Format, out: &Outgoing) -> Respo
     match format {
         Format::Json => json(status, out),
         Format::Sse => sse(status, Body::from(events(out))),
+    }
+}
+
+/// Replies up to this size are not counted against the reply budget: counting them would
+/// cost every small exchange an atomic operation, and what clients can hold with them is
+/// bounded by the connection cap (1 024 × 64 KiB = 64 MiB by default).
+const UNCOUNTED: usize = 64 * 1024;
+
+/// A large reply was refused: replies clients have not read yet take the whole budget.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RepliesBusy {
+    budget: usize,
+}
+
+impl RepliesBusy {
+    /// The JSON-RPC error said instead of the reply.
+    pub(crate) fn to_error_object(self) -> ErrorObject {
+        ErrorObject::new(
+            ErrorCode(-32000),
+            format!(
+                "Server busy: replies not yet read by their clients take its budget of {} bytes, so this reply was dropped; retry shortly",
+                self.budget
+            ),
+        )
+        .with_data(serde_json::json!({ "replyBudgetBytes": self.budget }))
+    }
+
+    /// 503 with that error, for a reply whose status is not sent yet.
+    pub(crate) fn into_response(self, id: Option<RequestId>) -> Response {
+        let mut response = rpc_error(StatusCode::SERVICE_UNAVAILABLE, id, self.to_error_object());
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        response
+    }
+}
+
+/// A reply's bytes as body frames: a large one held against the reply budget until its
+/// client read it, or refused when the budget is spent.
+pub(crate) fn counted(bytes: Vec<u8>, replies: &Arc<Budget>) -> Result<Pieces, RepliesBusy> {
+    if bytes.len() <= UNCOUNTED {
+        return Ok(Pieces::new(bytes.into(), None));
+    }
+    match replies.take(bytes.len()) {
+        Some(held) => Ok(Pieces::new(bytes.into(), Some(held))),
+        None => Err(RepliesBusy {
+            budget: replies.max(),
+        }),
+    }
+}
+
+/// The SSE events of `out` for a stream whose status went out already: counted; when the
+/// budget is spent, a -32000 error for the same request in their place.
+pub(crate) fn counted_events(out: &Outgoing, replies: &Arc<Budget>) -> Pieces {
+    counted(events(out), replies).unwrap_or_else(|busy| {
+        tracing::warn!("reply budget spent: a reply on an SSE stream is replaced by an error");
+        let error = mcp_protocol::Response::error(reply_id(out), busy.to_error_object());
+        Pieces::new(events(&error.into()).into(), None)
+    })
+}
+
+/// A reply that is ready, counted against the reply budget (503 when it is spent).
+pub(crate) fn ready_counted(
+    status: StatusCode,
+    format: Format,
+    out: &Outgoing,
+    replies: &Arc<Budget>,
+) -> Response {
+    let bytes = match format {
+        Format::Json => to_json(out),
+        Format::Sse => events(out),
+    };
+    let body = if bytes.len() <= UNCOUNTED {
+        Body::from(bytes)
+    } else {
+        match counted(bytes, replies) {
+            Ok(pieces) => Body::new(pieces),
+            Err(busy) => return busy.into_response(reply_id(out)),
+        }
+    };
+    match format {
+        Format::Json => {
+            let mut r = Response::new(body);
+            *r.status_mut() = status;
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+            r
+        }
+        Format::Sse => sse(status, body),
+    }
+}
+
+/// The id of the request `out` answers, if it answers one.
+pub(crate) fn reply_id(out: &Outgoing) -> Option<RequestId> {
+    match out {
+        Outgoing::Single(mcp_protocol::Message::Response(r)) => r.id.clone(),
+        Outgoing::ToolResult(id, _) => Some(id.clone()),
+        _ => None,
     }
 }
 

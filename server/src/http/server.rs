@@ -4,7 +4,8 @@
 //! a client that sends its request head slowly (slowloris) is cut off after
 //! `header_timeout` (the timer also runs while a keep-alive connection waits for its next
 //! request, so idle connections are closed too), and a head larger than `max_header_bytes`
-//! gets 431; hyper's read buffer is bounded by the same number. On the shutdown
+//! gets 431; hyper's read buffer is bounded by the same number. A client that stops reading
+//! its response is disconnected after `send_timeout` ([`SendTimeout`]). On the shutdown
 //! signal the listener closes, idle keep-alive connections close, and requests in flight
 //! finish within `shutdown_grace` (hyper-util's `GracefulShutdown`).
 
@@ -21,7 +22,7 @@ use tokio::sync::Semaphore;
 
 use super::config::HttpConfig;
 use super::routes::router;
-use super::sessions::Sessions;
+use super::stall::SendTimeout;
 use super::state::Shared;
 use crate::core::Served;
 use crate::exit::Exit;
@@ -57,11 +58,10 @@ pub async fn serve_http_on(
 ) -> std::io::Result<Exit> {
     announce(&listener, &config)?;
     let grace = config.shutdown_grace;
-    let shared = Arc::new(Shared {
-        sessions: Sessions::new(config.max_sessions, config.session_idle),
+    let shared = Arc::new(Shared::new(
         config,
-        served: Served::new(tools, ServerInfo::default()),
-    });
+        Served::new(tools, ServerInfo::default()),
+    ));
     let sweeper = tokio::spawn(sweep_forever(Arc::clone(&shared)));
     let graceful = GracefulShutdown::new();
     accept(listener, shared, &graceful, shutdown).await;
@@ -116,6 +116,7 @@ async fn accept(
         .header_read_timeout(config.header_timeout)
         .max_header_size(config.max_header_bytes)
         .max_buf_size(config.max_header_bytes.max(MIN_BUF));
+    let send_timeout = config.send_timeout;
     let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let app = router(Arc::clone(&shared));
     let mut shutdown = std::pin::pin!(shutdown);
@@ -131,7 +132,7 @@ async fn accept(
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
                     let service = TowerToHyperService::new(app.clone());
-                    let connection = builder.serve_connection(TokioIo::new(stream), service);
+                    let connection = builder.serve_connection(TokioIo::new(SendTimeout::new(stream, send_timeout)), service);
                     let connection = graceful.watch(connection);
                     tokio::spawn(async move {
                         let _slot = slot;

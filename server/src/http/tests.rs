@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
@@ -21,7 +20,6 @@ use tokio::sync::Semaphore;
 
 use super::config::HttpConfig;
 use super::routes::router;
-use super::sessions::Sessions;
 use super::state::Shared;
 use crate::info::ServerInfo;
 use crate::tools::{default_tools, Tool, ToolCall};
@@ -106,12 +104,14 @@ fn app(gate: &Gate) -> TowerToHyperService<Router> {
             gate: gate.clone(),
         })
         .unwrap();
-    let config = HttpConfig::default();
-    TowerToHyperService::new(router(Arc::new(Shared {
-        sessions: Sessions::new(8, Duration::from_secs(600)),
+    let config = HttpConfig {
+        max_sessions: 8,
+        ..HttpConfig::default()
+    };
+    TowerToHyperService::new(router(Arc::new(Shared::new(
         config,
-        served: crate::core::Served::new(Arc::new(tools), ServerInfo::default()),
-    })))
+        crate::core::Served::new(Arc::new(tools), ServerInfo::default()),
+    ))))
 }
 
 async fn post(
