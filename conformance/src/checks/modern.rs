@@ -11,6 +11,8 @@
 //! accepts 2026-07-28; checks that open with the legacy handshake do not apply to a server
 //! that speaks only the modern era.
 
+use std::sync::Arc;
+
 use futures::FutureExt;
 use mcp_protocol::mcp::{modern, ProtocolVersion};
 use serde_json::{json, Value};
@@ -19,7 +21,7 @@ use super::step;
 use super::tools::{call_safe, list_pages, tools_of, NO_SAFE_TOOL};
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, RunsIn};
-use crate::ctx::{Ctx, WITHOUT_META};
+use crate::ctx::{Attempt, Ctx, WithoutMeta, WITHOUT_META};
 use crate::era::{strings, Era};
 use crate::ids;
 use crate::pattern::{describe, short};
@@ -407,48 +409,50 @@ fn meta_without_capabilities() -> Value {
 /// of its first request), observed once for the checks that judge them. A server may leave
 /// the first unanswered (a legacy one, before `initialize`): `server/discover` follows as a
 /// barrier after `--timeout`.
-async fn without_meta_replies(ctx: &Ctx) -> Result<(Value, Value), Outcome> {
-    let observed = ctx
-        .observe(&WITHOUT_META, |ctx| async move {
-            let mut replies = Vec::new();
-            for (params, what) in [
-                (None, "a reply to tools/list without _meta"),
-                (
-                    Some(meta_without_capabilities()),
-                    "a reply to tools/list whose _meta has no clientCapabilities",
-                ),
-            ] {
-                let mut p = ctx
-                    .spawn()
-                    .await
-                    .map_err(|e| ("the server starts".to_owned(), e))?;
-                p.set_barrier(discover_request());
-                let reply = p
-                    .send_request("tools/list", params)
-                    .await
-                    .map_err(|e| (what.to_owned(), e))?;
-                replies.push(reply);
-            }
-            let partial = replies.pop().unwrap_or_default();
-            let bare = replies.pop().unwrap_or_default();
-            Ok((bare, partial))
-        })
-        .await;
-    observed
+async fn without_meta_replies(ctx: &Ctx) -> Arc<WithoutMeta> {
+    ctx.observe(&WITHOUT_META, |ctx| async move {
+        WithoutMeta {
+            bare: first_list(&ctx, None, "a reply to tools/list without _meta").await,
+            partial: first_list(
+                &ctx,
+                Some(meta_without_capabilities()),
+                "a reply to tools/list whose _meta has no clientCapabilities",
+            )
+            .await,
+        }
+    })
+    .await
+}
+
+/// `tools/list` with these params as the first request of a fresh process.
+async fn first_list(ctx: &Ctx, params: Option<Value>, what: &str) -> Attempt {
+    let mut p = ctx
+        .spawn()
+        .await
+        .map_err(|e| ("the server starts".to_owned(), e))?;
+    p.set_barrier(discover_request());
+    p.send_request("tools/list", params)
+        .await
+        .map_err(|e| (what.to_owned(), e))
+}
+
+/// A reply, or the FAIL saying what was expected and why it did not come.
+fn replied(attempt: &Attempt) -> Result<&Value, Outcome> {
+    attempt
         .as_ref()
-        .clone()
-        .map_err(|(expected, actual)| Outcome::fail(expected, actual))
+        .map_err(|(expected, actual)| Outcome::fail(expected.clone(), actual))
 }
 
 async fn requests_without_meta(ctx: &Ctx) -> Outcome {
-    let (bare, partial) = match without_meta_replies(ctx).await {
-        Ok(replies) => replies,
-        Err(outcome) => return outcome,
+    let observed = without_meta_replies(ctx).await;
+    let (bare, partial) = match (replied(&observed.bare), replied(&observed.partial)) {
+        (Ok(bare), Ok(partial)) => (bare, partial),
+        (Err(outcome), _) | (_, Err(outcome)) => return outcome,
     };
     let mut problems = Vec::new();
     for (what, reply) in [
-        ("without _meta", &bare),
-        ("with _meta but no clientCapabilities", &partial),
+        ("without _meta", bare),
+        ("with _meta but no clientCapabilities", partial),
     ] {
         if reply.get("error").is_none() {
             problems.push(format!("tools/list {what}: {}", describe(reply)));
@@ -457,8 +461,8 @@ async fn requests_without_meta(ctx: &Ctx) -> Outcome {
     if problems.is_empty() {
         Outcome::pass(format!(
             "no _meta: {}; no clientCapabilities: {}",
-            describe(&bare),
-            describe(&partial)
+            describe(bare),
+            describe(partial)
         ))
     } else {
         Outcome::fail("an error response to each", problems.join("\n"))
@@ -466,23 +470,29 @@ async fn requests_without_meta(ctx: &Ctx) -> Outcome {
 }
 
 async fn missing_meta_invalid_params(ctx: &Ctx) -> Outcome {
-    let (bare, partial) = match without_meta_replies(ctx).await {
-        Ok(replies) => replies,
+    let observed = without_meta_replies(ctx).await;
+    let partial = match replied(&observed.partial) {
+        Ok(reply) => reply,
         Err(outcome) => return outcome,
     };
     let code = |r: &Value| r.pointer("/error/code").and_then(Value::as_i64);
     let mut problems = Vec::new();
-    if code(&partial) != Some(-32602) {
+    if code(partial) != Some(-32602) {
         problems.push(format!(
             "tools/list with _meta but no clientCapabilities: {}",
-            describe(&partial)
+            describe(partial)
         ));
     }
     // A dual-era server may take a request without _meta for a legacy one before initialize
-    // (whose error the legacy revisions leave to the server); a modern-only server may not.
+    // (whose error, or HTTP status, the legacy revisions leave to the server); a modern-only
+    // server may not.
     let modern_only = !ctx.era().legacy;
-    if modern_only && code(&bare) != Some(-32602) {
-        problems.push(format!("tools/list without _meta: {}", describe(&bare)));
+    if modern_only {
+        match replied(&observed.bare) {
+            Ok(bare) if code(bare) == Some(-32602) => {}
+            Ok(bare) => problems.push(format!("tools/list without _meta: {}", describe(bare))),
+            Err(outcome) => return outcome,
+        }
     }
     if problems.is_empty() {
         let bare_note = if modern_only {

@@ -19,8 +19,8 @@ use crate::target::Target;
 mod observed;
 
 pub use observed::{
-    Initialized, Key, Malformed, Observations, Observed, ShortSession, Unjudged, MALFORMED,
-    SHORT_SESSION, VERSIONS, WITHOUT_META,
+    Attempt, Initialized, Key, Malformed, Observations, Observed, ShortSession, Unjudged,
+    WithoutMeta, MALFORMED, SHORT_SESSION, VERSIONS, WITHOUT_META,
 };
 
 /// A shared session's process while no check holds it.

@@ -132,6 +132,15 @@ pub struct ShortSession {
     pub stderr: (u64, u64),
 }
 
-/// The replies to `tools/list` without `_meta` and with `_meta` lacking client capabilities;
-/// or what was expected and why it did not come.
-pub type WithoutMeta = Result<(Value, Value), (String, ProbeError)>;
+/// The replies to `tools/list` without `_meta` (`bare`) and with `_meta` lacking client
+/// capabilities (`partial`), each sent as the first request of a fresh process. Each is kept on
+/// its own: a dual-era server may refuse the bare one in a way of its own (a legacy HTTP server
+/// without a session: 400, any body), which says nothing of the other.
+#[derive(Debug)]
+pub struct WithoutMeta {
+    pub bare: Attempt,
+    pub partial: Attempt,
+}
+
+/// A reply, or what was expected and why it did not come.
+pub type Attempt = Result<Value, (String, ProbeError)>;
