@@ -643,6 +643,27 @@ fn an_unknown_method_answered_500_text_plain_fails() {
     }
 }
 
+/// A dual-era server that answers a request without `_meta` and without a session
+/// `400 text/plain`, as a legacy server may: the 2026-07-28 request without
+/// clientCapabilities is still judged on its own (the fixture serves it: a FAIL of its own), and
+/// the plain 400 is reported, not failed.
+#[test]
+fn a_plain_400_without_a_session_is_judged_apart() {
+    let url = start(Some(Bug::NoSessionPlain400));
+    let (_, report) = check(&["--url", url.as_str(), "--only", "modern"], &[]);
+    assert_eq!(
+        report["targets"][0]["eras"],
+        serde_json::json!(["legacy", "modern"])
+    );
+    let judged = common::find(&report, "modern.missing-meta-invalid-params")["actual"].to_string();
+    assert!(
+        judged.starts_with("\"tools/list with _meta but no clientCapabilities: result"),
+        "{judged}"
+    );
+    let detail = common::find(&report, "modern.requests-without-meta")["actual"].to_string();
+    assert!(detail.contains("HTTP 400"), "{detail}");
+}
+
 /// A legacy-only server whose router answers `server/discover` `404 text/plain`: that is no
 /// 2026-07-28 answer, so the run goes on in the legacy era (the probe falls back as the
 /// versioning page describes), and the reply is never taken for a JSON-RPC error.

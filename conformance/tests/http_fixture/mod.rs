@@ -69,6 +69,9 @@ pub enum Bug {
     /// Not a defect: a legacy-only server, whose router answers a 2026-07-28 request
     /// `404 text/plain` (as one that does not know the revision does).
     LegacyOnlyPlain404,
+    /// Not a defect: a request without the session id gets `400 text/plain` (the body of that
+    /// 400 is the server's to choose), as rmcp's server answers.
+    NoSessionPlain400,
 }
 
 const VERSIONS: [&str; 4] = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"];
@@ -365,6 +368,15 @@ async fn handle(
         return sse_reply(f.event(&reply.to_string()), Some(&sid));
     }
     match &session {
+        None if f.bug == Some(Bug::NoSessionPlain400) => {
+            let plain = [("content-type", "text/plain")];
+            return (
+                StatusCode::BAD_REQUEST,
+                plain,
+                "Bad Request: Session ID is required",
+            )
+                .into_response();
+        }
         None if f.bug != Some(Bug::SessionNotRequired) => {
             return error(StatusCode::BAD_REQUEST, None, -32000, "session id required");
         }
