@@ -18,8 +18,10 @@ mod malloc;
 use cli::{shutdown_signal, start_logging, Cli};
 
 fn main() -> ExitCode {
-    malloc::fix_threshold();
     let cli = Cli::parse();
+    if cli.http.is_some() {
+        malloc::fix_threshold();
+    }
     if let Err(code) = start_logging(&cli) {
         return code;
     }
