@@ -53,8 +53,9 @@ pub struct Cli {
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub allow_origin: Vec<String>,
 
-    /// The most HTTP sessions (2025-era, made by initialize) alive at once; an initialize
-    /// beyond it gets 503.
+    /// The most HTTP sessions (2025-era, made by initialize) alive at once. At the cap an
+    /// initialize ends an idle session to make room (never-used ones first, then the least
+    /// recently used); it gets 503 only when every session has a request in flight.
     #[arg(long, value_name = "N", default_value_t = 1024, requires = "http",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_sessions: u64,

@@ -224,7 +224,7 @@ fn initialize(
         Err(InsertError::Full(_)) => {
             tracing::warn!(
                 max = shared.config.max_sessions,
-                "session limit reached: initialize refused"
+                "session limit reached and every session has a request in flight: initialize refused"
             );
             let mut response = rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -232,7 +232,7 @@ fn initialize(
                 ErrorObject::new(
                     ErrorCode(-32000),
                     format!(
-                        "Server busy: it holds its maximum of {} sessions; end one with DELETE, or retry after idle ones expire",
+                        "Server busy: it holds its maximum of {} sessions and each has a request in flight; retry once one ends",
                         shared.config.max_sessions
                     ),
                 ),

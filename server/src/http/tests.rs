@@ -92,6 +92,10 @@ impl Tool for GateTool {
 }
 
 fn app(gate: &Gate) -> TowerToHyperService<Router> {
+    app_with_sessions(gate, 8)
+}
+
+fn app_with_sessions(gate: &Gate, max_sessions: usize) -> TowerToHyperService<Router> {
     let mut tools = default_tools();
     tools
         .register(GateTool {
@@ -108,7 +112,7 @@ fn app(gate: &Gate) -> TowerToHyperService<Router> {
         .unwrap();
     let config = HttpConfig::default();
     TowerToHyperService::new(router(Arc::new(Shared {
-        sessions: Sessions::new(8, Duration::from_secs(600)),
+        sessions: Sessions::new(max_sessions, Duration::from_secs(600)),
         config,
         served: crate::core::Served::new(Arc::new(tools), ServerInfo::default()),
     })))
@@ -298,4 +302,41 @@ async fn a_dropped_modern_response_aborts_its_call() {
     gate.started.acquire().await.unwrap().forget();
     drop(stream);
     gate.aborted.acquire().await.unwrap().forget();
+}
+
+/// At the session cap a session with a call running is not evicted: with nothing else to
+/// evict, `initialize` gets 503; once the call ended, the session is idle and gives way.
+#[tokio::test]
+async fn a_session_with_a_running_call_is_not_evicted() {
+    let gate = Gate::default();
+    let app = app_with_sessions(&gate, 1);
+    let sid = session(&app).await;
+    let slow = post(
+        &app,
+        &[("mcp-session-id", &sid), ("accept", BOTH)],
+        &gate_call(60),
+    )
+    .await;
+    gate.started.acquire().await.unwrap().forget();
+    let init = json!({"jsonrpc": "2.0", "id": 61, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let refused = post(&app, &[("accept", BOTH)], &init).await;
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(refused.headers().contains_key("retry-after"));
+    let body: Value = serde_json::from_str(&text(refused).await).unwrap();
+    assert_eq!(body["id"], 61);
+    assert_eq!(body["error"]["code"], -32000);
+
+    gate.open.add_permits(1);
+    assert!(text(slow).await.contains("passed"));
+    let admitted = post(&app, &[("accept", BOTH)], &init).await;
+    assert_eq!(admitted.status(), StatusCode::OK);
+    let gone = post(
+        &app,
+        &[("mcp-session-id", &sid), ("accept", BOTH)],
+        &json!({"jsonrpc": "2.0", "id": 62, "method": "ping"}),
+    )
+    .await;
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
 }
