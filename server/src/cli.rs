@@ -80,6 +80,13 @@ pub struct Cli {
     #[arg(long, value_name = "SECS", default_value_t = 30.0, requires = "http",
           value_parser = parse_secs)]
     pub http_body_timeout: f64,
+
+    /// Seconds the server waits, once told to stop (SIGTERM, SIGINT; on stdio also the end
+    /// of stdin), for requests already received to be answered. A reply still unsent then
+    /// is given up with a warning and the exit status is 1; over HTTP a request whose body
+    /// had not fully arrived is closed, losing nothing (exit 0).
+    #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = parse_secs)]
+    pub shutdown_grace: f64,
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {

@@ -62,6 +62,7 @@ fn stdio_config(cli: &Cli) -> Config {
     let config = Config {
         framing: cli.framing.into(),
         max_message_bytes: usize::try_from(cli.max_message_bytes).unwrap_or(usize::MAX),
+        shutdown_grace: Duration::from_secs_f64(cli.shutdown_grace),
         ..Config::default()
     };
     tracing::info!(
@@ -144,6 +145,7 @@ async fn serve_over_http(cli: &Cli) -> ExitCode {
         session_idle: Duration::from_secs_f64(cli.session_idle_secs),
         header_timeout: Duration::from_secs_f64(cli.http_header_timeout),
         body_timeout: Duration::from_secs_f64(cli.http_body_timeout),
+        shutdown_grace: Duration::from_secs_f64(cli.shutdown_grace),
         ..HttpConfig::default()
     };
     // The signal handlers are installed before the socket is bound, so a SIGTERM sent as soon

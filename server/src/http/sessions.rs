@@ -105,6 +105,15 @@ impl Sessions {
         self.store.lock().sweep(Instant::now(), self.idle);
     }
 
+    /// Ends every session: the server is done serving.
+    pub(crate) fn end_all(&self) {
+        let mut store = self.store.lock();
+        store.order.clear();
+        for (_, slot) in store.map.drain() {
+            slot.session.conn.end();
+        }
+    }
+
     pub(crate) fn idle(&self) -> Duration {
         self.idle
     }
