@@ -35,14 +35,14 @@ const RECEIVED: u8 = 2;
 
 /// One connection: its peer, where its current request stands, and what it asked.
 #[derive(Debug)]
-pub(crate) struct Conn {
+pub(crate) struct Connection {
     peer: SocketAddr,
     phase: AtomicU8,
     /// The current request as the POST handler named it (JSON-RPC method and id).
     named: Mutex<Option<String>>,
 }
 
-impl Conn {
+impl Connection {
     fn begin(&self) {
         self.phase.store(RECEIVING, Ordering::Release);
         *self.named.lock() = None;
@@ -79,13 +79,13 @@ pub(crate) struct Connections {
 #[derive(Debug, Default)]
 struct Registry {
     next: u64,
-    conns: HashMap<u64, (Arc<Conn>, Option<AbortHandle>)>,
+    conns: HashMap<u64, (Arc<Connection>, Option<AbortHandle>)>,
 }
 
 impl Connections {
     /// Registers an accepted connection; it leaves the registry when the guard drops.
     pub(crate) fn register(self: &Arc<Self>, peer: SocketAddr) -> Registered {
-        let conn = Arc::new(Conn {
+        let conn = Arc::new(Connection {
             peer,
             phase: AtomicU8::new(IDLE),
             named: Mutex::new(None),
@@ -152,7 +152,7 @@ impl Connections {
 pub(crate) struct Registered {
     connections: Arc<Connections>,
     pub(crate) id: u64,
-    pub(crate) conn: Arc<Conn>,
+    pub(crate) conn: Arc<Connection>,
 }
 
 impl Drop for Registered {
@@ -170,18 +170,18 @@ impl Drop for Registered {
 #[derive(Debug, Clone)]
 pub(crate) struct Track<S> {
     inner: S,
-    conn: Arc<Conn>,
+    conn: Arc<Connection>,
 }
 
 impl<S> Track<S> {
-    pub(crate) fn new(inner: S, conn: Arc<Conn>) -> Self {
+    pub(crate) fn new(inner: S, conn: Arc<Connection>) -> Self {
         Track { inner, conn }
     }
 }
 
 /// The connection a request arrived on, for [`name`].
 #[derive(Debug, Clone)]
-struct Current(Arc<Conn>);
+struct Current(Arc<Connection>);
 
 impl<S, B> hyper::service::Service<Request<B>> for Track<S>
 where
@@ -207,11 +207,11 @@ where
 #[derive(Debug)]
 pub(crate) struct Watched<B> {
     inner: B,
-    conn: Arc<Conn>,
+    conn: Arc<Connection>,
 }
 
 impl<B: Body> Watched<B> {
-    fn new(inner: B, conn: Arc<Conn>) -> Self {
+    fn new(inner: B, conn: Arc<Connection>) -> Self {
         // A request without a body (GET, DELETE) is received with its head.
         if inner.is_end_stream() {
             conn.received();
