@@ -8,7 +8,7 @@
 //!
 //! Each connection's service marks its request as begun when hyper hands it over, and as
 //! received when the body's last frame was read ([`Watched`]); the POST handler names it
-//! ([`name`]). A connection leaves the registry when hyper is done with it: its reply
+//! ([`name`], which finds the connection through a task-local set by [`serving`]). A connection leaves the registry when hyper is done with it: its reply
 //! written, or the connection closed.
 
 use std::collections::HashMap;
@@ -18,7 +18,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use axum::http::{Extensions, Request};
+use std::fmt::Write as _;
+
+use axum::http::Request;
 use hyper::body::{Body, Frame, SizeHint};
 use mcp_protocol::{Incoming, Message};
 use parking_lot::Mutex;
@@ -38,14 +40,15 @@ const RECEIVED: u8 = 2;
 pub(crate) struct Connection {
     peer: SocketAddr,
     phase: AtomicU8,
-    /// The current request as the POST handler named it (JSON-RPC method and id).
-    named: Mutex<Option<String>>,
+    /// The current request as the POST handler named it (JSON-RPC method and id); empty
+    /// when unnamed. Cleared, not freed, between requests: no allocation per request.
+    named: Mutex<String>,
 }
 
 impl Connection {
     fn begin(&self) {
         self.phase.store(RECEIVING, Ordering::Release);
-        *self.named.lock() = None;
+        self.named.lock().clear();
     }
 
     fn received(&self) {
@@ -53,9 +56,11 @@ impl Connection {
     }
 
     fn describe(&self) -> String {
-        match &*self.named.lock() {
-            Some(named) => named.clone(),
-            None => "a request".to_owned(),
+        let named = self.named.lock();
+        if named.is_empty() {
+            "a request".to_owned()
+        } else {
+            named.clone()
         }
     }
 }
@@ -88,7 +93,7 @@ impl Connections {
         let conn = Arc::new(Connection {
             peer,
             phase: AtomicU8::new(IDLE),
-            named: Mutex::new(None),
+            named: Mutex::new(String::new()),
         });
         let mut live = self.live.lock();
         live.next += 1;
@@ -165,8 +170,7 @@ impl Drop for Registered {
     }
 }
 
-/// A connection's service: marks each request begun, watches its body for its end, and puts
-/// the connection in the request's extensions for [`name`].
+/// A connection's service: marks each request begun and watches its body for its end.
 #[derive(Debug, Clone)]
 pub(crate) struct Track<S> {
     inner: S,
@@ -179,10 +183,6 @@ impl<S> Track<S> {
     }
 }
 
-/// The connection a request arrived on, for [`name`].
-#[derive(Debug, Clone)]
-struct Current(Arc<Connection>);
-
 impl<S, B> hyper::service::Service<Request<B>> for Track<S>
 where
     S: hyper::service::Service<Request<Watched<B>>>,
@@ -192,11 +192,8 @@ where
     type Error = S::Error;
     type Future = S::Future;
 
-    fn call(&self, mut request: Request<B>) -> Self::Future {
+    fn call(&self, request: Request<B>) -> Self::Future {
         self.conn.begin();
-        request
-            .extensions_mut()
-            .insert(Current(Arc::clone(&self.conn)));
         let conn = Arc::clone(&self.conn);
         self.inner
             .call(request.map(|body| Watched::new(body, conn)))
@@ -244,18 +241,29 @@ impl<B: Body + Unpin> Body for Watched<B> {
     }
 }
 
+tokio::task_local! {
+    /// The connection whose task is running: a task-local rather than a request extension,
+    /// which would cost an allocation per request.
+    static CURRENT: Arc<Connection>;
+}
+
+/// Runs a connection's future with [`name`] able to find the connection.
+pub(crate) async fn serving<F: std::future::Future>(conn: Arc<Connection>, future: F) -> F::Output {
+    CURRENT.scope(conn, future).await
+}
+
 /// Names the request its connection is serving, for the warning if shutdown cuts its reply.
-pub(crate) fn name(extensions: &Extensions, incoming: &Incoming<ServerParams>) {
-    let Some(Current(conn)) = extensions.get::<Current>() else {
-        return;
-    };
-    let named = match incoming {
-        Incoming::Single(Message::Request(r)) => {
-            format!("{} (id {})", shown(&r.method), shown_id(&r.id))
-        }
-        Incoming::Single(Message::Notification(n)) => shown(&n.method).into_owned(),
-        Incoming::Single(Message::Response(_)) => "a response".to_owned(),
-        Incoming::Batch(items) => format!("a batch of {} messages", items.len()),
-    };
-    *conn.named.lock() = Some(named);
+pub(crate) fn name(incoming: &Incoming<ServerParams>) {
+    let _ = CURRENT.try_with(|conn| {
+        let mut named = conn.named.lock();
+        named.clear();
+        let _ = match incoming {
+            Incoming::Single(Message::Request(r)) => {
+                write!(named, "{} (id {})", shown(&r.method), shown_id(&r.id))
+            }
+            Incoming::Single(Message::Notification(n)) => write!(named, "{}", shown(&n.method)),
+            Incoming::Single(Message::Response(_)) => write!(named, "a response"),
+            Incoming::Batch(items) => write!(named, "a batch of {} messages", items.len()),
+        };
+    });
 }

@@ -66,7 +66,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
             return rpc_error(StatusCode::BAD_REQUEST, id, e.to_error_object());
         }
     };
-    super::inflight::name(&parts.extensions, &incoming);
+    super::inflight::name(&incoming);
     let has_session = headers.contains_key(SESSION_ID);
     match incoming {
         Incoming::Single(Message::Request(r))

@@ -22,7 +22,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use super::config::HttpConfig;
-use super::inflight::{Connections, Track};
+use super::inflight::{serving, Connections, Track};
 use super::routes::router;
 use super::sessions::Sessions;
 use super::state::Shared;
@@ -181,13 +181,14 @@ async fn accept(
                     let service = Track::new(TowerToHyperService::new(app.clone()), Arc::clone(&registered.conn));
                     let connection = builder.serve_connection(TokioIo::new(stream), service);
                     let connection = graceful.watch(connection);
-                    let task = tokio::spawn(async move {
+                    let conn = Arc::clone(&registered.conn);
+                    let task = tokio::spawn(serving(conn, async move {
                         let _slot = slot;
                         let _registered = registered;
                         if let Err(e) = connection.await {
                             tracing::debug!(%peer, "connection ended: {e}");
                         }
-                    });
+                    }));
                     connections.set_abort(id, task.abort_handle());
                 }
                 Err(e) => {
