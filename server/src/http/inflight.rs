@@ -8,17 +8,19 @@
 //!
 //! Each connection's service marks its request as begun when hyper hands it over, and as
 //! received when the body's last frame was read ([`Watched`]); the POST handler names it
-//! ([`name`], which finds the connection through a task-local set by [`serving`]). A connection leaves the registry when hyper is done with it: its reply
-//! written, or the connection closed.
+//! ([`name`], which finds the connection through a task-local set by [`serving`]). A
+//! connection leaves the registry when its task ends. On the shutdown signal hyper closes
+//! idle keep-alive connections and those still sending a head, and closes the others once
+//! their reply is written, so a connection left at the end of the grace is one of the two
+//! states above.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-
-use std::fmt::Write as _;
 
 use axum::http::Request;
 use hyper::body::{Body, Frame, SizeHint};
