@@ -53,8 +53,9 @@ pub struct Cli {
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub allow_origin: Vec<String>,
 
-    /// The most HTTP sessions (2025-era, made by initialize) alive at once; an initialize
-    /// beyond it gets 503.
+    /// The most HTTP sessions (2025-era, made by initialize) alive at once. At the cap an
+    /// initialize ends an idle session to make room (never-used ones first, then the least
+    /// recently used); it gets 503 only when every session has a request in flight.
     #[arg(long, value_name = "N", default_value_t = 1024, requires = "http",
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_sessions: u64,
@@ -104,6 +105,13 @@ pub struct Cli {
     #[arg(long, value_name = "SECS", default_value_t = 30.0, requires = "http",
           value_parser = parse_secs)]
     pub http_body_timeout: f64,
+
+    /// Seconds the server waits, once told to stop (SIGTERM, SIGINT; on stdio also the end
+    /// of stdin), for requests already received to be answered. A reply still unsent then
+    /// is given up with a warning and the exit status is 1; over HTTP a request whose body
+    /// had not fully arrived is closed, losing nothing (exit 0).
+    #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = parse_secs)]
+    pub shutdown_grace: f64,
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {

@@ -66,6 +66,7 @@ fn stdio_config(cli: &Cli) -> Config {
     let config = Config {
         framing: cli.framing.into(),
         max_message_bytes: usize::try_from(cli.max_message_bytes).unwrap_or(usize::MAX),
+        shutdown_grace: Duration::from_secs_f64(cli.shutdown_grace),
         ..Config::default()
     };
     tracing::info!(
@@ -152,6 +153,7 @@ async fn serve_over_http(cli: &Cli) -> ExitCode {
         body_budget_bytes: usize::try_from(cli.body_budget_bytes).unwrap_or(usize::MAX),
         reply_budget_bytes: usize::try_from(cli.reply_budget_bytes).unwrap_or(usize::MAX),
         send_timeout: Duration::from_secs_f64(cli.http_send_timeout),
+        shutdown_grace: Duration::from_secs_f64(cli.shutdown_grace),
         ..HttpConfig::default()
     };
     // The signal handlers are installed before the socket is bound, so a SIGTERM sent as soon

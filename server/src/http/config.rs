@@ -49,7 +49,8 @@ pub struct HttpConfig {
     /// The most bytes hyper buffers for a request head (request line and headers); larger
     /// heads get 431. hyper requires at least 8192.
     pub max_header_bytes: usize,
-    /// Sessions alive at once; an `initialize` beyond this gets 503.
+    /// Sessions alive at once. At the bound an `initialize` evicts an idle session (never
+    /// used ones first, then the least recently used); 503 only when all are busy.
     pub max_sessions: usize,
     /// Connections served at once; more wait in the listen backlog until one closes. With
     /// `max_message_bytes` this bounds the memory bodies in flight can take.

@@ -7,6 +7,8 @@
 //! * [`config`]: where to listen and every bound;
 //! * [`server`]: listening, per-connection limits (slow or huge request heads) and graceful
 //!   shutdown;
+//! * [`inflight`]: what each connection is doing, so shutdown tells a cut reply from a
+//!   request that never fully arrived;
 //! * [`routes`]: the endpoint and its methods (POST, GET → 405, DELETE), `Origin` first;
 //! * [`origin`]: header checks before a body is read (`Origin`, `MCP-Protocol-Version`,
 //!   `Content-Type`);
@@ -28,6 +30,7 @@ mod body;
 mod budget;
 mod config;
 mod exchange;
+mod inflight;
 mod mirror;
 mod origin;
 mod post;

@@ -74,6 +74,7 @@ pub(crate) async fn post(State(shared): State<Arc<Shared>>, request: Request) ->
             return rpc_error(StatusCode::BAD_REQUEST, id, e.to_error_object());
         }
     };
+    super::inflight::name(&incoming);
     route(shared, headers, header_version, accept, session, incoming).await
 }
 
@@ -242,7 +243,7 @@ fn initialize(
         Err(InsertError::Full(_)) => {
             tracing::warn!(
                 max = shared.config.max_sessions,
-                "session limit reached: initialize refused"
+                "session limit reached and every session has a request in flight: initialize refused"
             );
             let mut response = rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -250,7 +251,7 @@ fn initialize(
                 ErrorObject::new(
                     ErrorCode(-32000),
                     format!(
-                        "Server busy: it holds its maximum of {} sessions; end one with DELETE, or retry after idle ones expire",
+                        "Server busy: it holds its maximum of {} sessions and each has a request in flight; retry once one ends",
                         shared.config.max_sessions
                     ),
                 ),

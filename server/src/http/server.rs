@@ -7,7 +7,9 @@
 //! gets 431; hyper's read buffer is bounded by the same number. A client that stops reading
 //! its response is disconnected after `send_timeout` ([`SendTimeout`]). On the shutdown
 //! signal the listener closes, idle keep-alive connections close, and requests in flight
-//! finish within `shutdown_grace` (hyper-util's `GracefulShutdown`).
+//! finish within `shutdown_grace` (hyper-util's `GracefulShutdown`). Connections still open
+//! when the grace ends are closed; whether that cut a reply ([`super::inflight`]) decides
+//! the exit status.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -21,6 +23,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use super::config::HttpConfig;
+use super::inflight::{serving, Connections, Track};
 use super::routes::router;
 use super::stall::SendTimeout;
 use super::state::Shared;
@@ -32,12 +35,16 @@ use crate::tools::ToolSet;
 /// hyper's smallest allowed read buffer (it panics below this).
 const MIN_BUF: usize = 8192;
 
+/// How long closing the connections left at the end of the grace may take.
+const CLOSING: Duration = Duration::from_secs(1);
+
 /// Serves MCP over Streamable HTTP until `shutdown` completes, then drains.
 ///
 /// Prints `listening on http://ADDR/PATH` on stderr once bound (ADDR as bound, so port 0
 /// shows the port chosen): a fixed line that scripts and tests wait for, printed whatever
-/// the log level. Returns [`Exit::Shutdown`] when every request in flight finished within
-/// the grace period, [`Exit::DrainTimedOut`] otherwise; binding fails with the I/O error.
+/// the log level. Returns [`Exit::Shutdown`] when every request received was answered within
+/// the grace period (a request whose body had not fully arrived is closed, losing nothing),
+/// [`Exit::DrainTimedOut`] when a reply was cut; binding fails with the I/O error.
 pub async fn serve_http(
     config: HttpConfig,
     tools: Arc<ToolSet>,
@@ -64,21 +71,59 @@ pub async fn serve_http_on(
     ));
     let sweeper = tokio::spawn(sweep_forever(Arc::clone(&shared)));
     let graceful = GracefulShutdown::new();
-    accept(listener, shared, &graceful, shutdown).await;
+    let connections = Arc::new(Connections::default());
+    accept(
+        listener,
+        Arc::clone(&shared),
+        &graceful,
+        &connections,
+        shutdown,
+    )
+    .await;
     sweeper.abort();
     tracing::info!(
         connections = graceful.count(),
         "no longer accepting; finishing requests in flight"
     );
-    match tokio::time::timeout(grace, graceful.shutdown()).await {
-        Ok(()) => Ok(Exit::Shutdown),
-        Err(_) => {
-            tracing::warn!(
-                "requests still in flight after {} s; exiting",
-                grace.as_secs_f64()
-            );
-            Ok(Exit::DrainTimedOut)
-        }
+    let exit = match tokio::time::timeout(grace, graceful.shutdown()).await {
+        Ok(()) => Exit::Shutdown,
+        Err(_) => end_of_grace(&connections, grace).await,
+    };
+    // Calls whose client went away (legacy calls outlive their POST) end with the server.
+    shared.sessions.end_all();
+    Ok(exit)
+}
+
+/// The grace is over: every connection still open is closed. A request not fully received
+/// is no lost work (exit 0); a received request whose reply is cut counts as on stdio: a
+/// warning naming it (logged by [`Connections::close_all`]), and [`Exit::DrainTimedOut`].
+async fn end_of_grace(connections: &Connections, grace: Duration) -> Exit {
+    let left = connections.close_all();
+    // Aborted tasks end at their next poll; bounded all the same.
+    if tokio::time::timeout(CLOSING, connections.closed())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "connections still closing {} s after the grace",
+            CLOSING.as_secs_f64()
+        );
+    }
+    if left.cut == 0 {
+        tracing::info!(
+            closed = left.unreceived,
+            "shutdown grace ({} s) over: closed the connections whose requests had not fully arrived",
+            grace.as_secs_f64()
+        );
+        Exit::Shutdown
+    } else {
+        tracing::warn!(
+            cut = left.cut,
+            closed = left.unreceived,
+            "shutdown grace ({} s) over with replies unsent; exiting with status 1",
+            grace.as_secs_f64()
+        );
+        Exit::DrainTimedOut
     }
 }
 
@@ -107,6 +152,7 @@ async fn accept(
     listener: TcpListener,
     shared: Arc<Shared>,
     graceful: &GracefulShutdown,
+    connections: &Arc<Connections>,
     shutdown: impl Future<Output = ()>,
 ) {
     let config = &shared.config;
@@ -131,15 +177,22 @@ async fn accept(
             (slot, accepted) = accepted => match accepted {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
+                    let registered = connections.register(peer);
+                    let id = registered.id;
                     let service = TowerToHyperService::new(app.clone());
-                    let connection = builder.serve_connection(TokioIo::new(SendTimeout::new(stream, send_timeout)), service);
+                    let service = Track::new(service, Arc::clone(&registered.conn));
+                    let stream = SendTimeout::new(stream, send_timeout);
+                    let connection = builder.serve_connection(TokioIo::new(stream), service);
                     let connection = graceful.watch(connection);
-                    tokio::spawn(async move {
+                    let conn = Arc::clone(&registered.conn);
+                    let task = tokio::spawn(serving(conn, async move {
                         let _slot = slot;
+                        let _registered = registered;
                         if let Err(e) = connection.await {
                             tracing::debug!(%peer, "connection ended: {e}");
                         }
-                    });
+                    }));
+                    connections.set_abort(id, task.abort_handle());
                 }
                 Err(e) => {
                     // Out of file descriptors or similar: back off briefly instead of

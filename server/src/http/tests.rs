@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
@@ -22,7 +23,7 @@ use super::config::HttpConfig;
 use super::routes::router;
 use super::state::Shared;
 use crate::info::ServerInfo;
-use crate::tools::{default_tools, Tool, ToolCall};
+use crate::tools::{default_tools, Tool, ToolCall, ToolSet};
 
 const BOTH: &str = "application/json, text/event-stream";
 
@@ -90,6 +91,22 @@ impl Tool for GateTool {
 }
 
 fn app(gate: &Gate) -> TowerToHyperService<Router> {
+    app_with_sessions(gate, 8)
+}
+
+fn app_with_sessions(gate: &Gate, max_sessions: usize) -> TowerToHyperService<Router> {
+    let config = HttpConfig {
+        max_sessions,
+        ..HttpConfig::default()
+    };
+    TowerToHyperService::new(router(Arc::new(Shared::new(
+        config,
+        crate::core::Served::new(Arc::new(gate_tools(gate)), ServerInfo::default()),
+    ))))
+}
+
+/// `echo` and `gate`.
+fn gate_tools(gate: &Gate) -> ToolSet {
     let mut tools = default_tools();
     tools
         .register(GateTool {
@@ -104,14 +121,7 @@ fn app(gate: &Gate) -> TowerToHyperService<Router> {
             gate: gate.clone(),
         })
         .unwrap();
-    let config = HttpConfig {
-        max_sessions: 8,
-        ..HttpConfig::default()
-    };
-    TowerToHyperService::new(router(Arc::new(Shared::new(
-        config,
-        crate::core::Served::new(Arc::new(tools), ServerInfo::default()),
-    ))))
+    tools
 }
 
 async fn post(
@@ -298,4 +308,147 @@ async fn a_dropped_modern_response_aborts_its_call() {
     gate.started.acquire().await.unwrap().forget();
     drop(stream);
     gate.aborted.acquire().await.unwrap().forget();
+}
+
+/// At the session cap a session with a call running is not evicted: with nothing else to
+/// evict, `initialize` gets 503; once the call ended, the session is idle and gives way.
+#[tokio::test]
+async fn a_session_with_a_running_call_is_not_evicted() {
+    let gate = Gate::default();
+    let app = app_with_sessions(&gate, 1);
+    let sid = session(&app).await;
+    let slow = post(
+        &app,
+        &[("mcp-session-id", &sid), ("accept", BOTH)],
+        &gate_call(60),
+    )
+    .await;
+    gate.started.acquire().await.unwrap().forget();
+    let init = json!({"jsonrpc": "2.0", "id": 61, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let refused = post(&app, &[("accept", BOTH)], &init).await;
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(refused.headers().contains_key("retry-after"));
+    let body: Value = serde_json::from_str(&text(refused).await).unwrap();
+    assert_eq!(body["id"], 61);
+    assert_eq!(body["error"]["code"], -32000);
+
+    gate.open.add_permits(1);
+    assert!(text(slow).await.contains("passed"));
+    let admitted = post(&app, &[("accept", BOTH)], &init).await;
+    assert_eq!(admitted.status(), StatusCode::OK);
+    let gone = post(
+        &app,
+        &[("mcp-session-id", &sid), ("accept", BOTH)],
+        &json!({"jsonrpc": "2.0", "id": 62, "method": "ping"}),
+    )
+    .await;
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+}
+
+/// One request on a connection of its own (`Connection: close`): the whole response.
+async fn exchange(addr: std::net::SocketAddr, headers: &str, body: &Value) -> String {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    read_all(&mut stream).await
+}
+
+/// What the server sends until it closes the connection; a hang is a failure.
+async fn read_all(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut got));
+    let _ = read.await.expect("the connection stayed open");
+    String::from_utf8(got).unwrap()
+}
+
+/// A call still running when the shutdown grace ends: its reply is cut, so serving ends with
+/// `DrainTimedOut` (exit status 1). An SSE client has the stream's head and no response event
+/// before the connection closes; a JSON-only client gets no response at all.
+#[tokio::test]
+async fn a_call_running_at_the_end_of_the_grace_is_cut() {
+    use tokio::io::AsyncWriteExt;
+    let gate = Gate::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = HttpConfig {
+        shutdown_grace: Duration::from_millis(200),
+        ..HttpConfig::default()
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(super::serve_http_on(
+        listener,
+        config,
+        Arc::new(gate_tools(&gate)),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let init = exchange(
+        addr,
+        "Accept: application/json\r\n",
+        &json!({"jsonrpc": "2.0", "id": 0,
+        "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}),
+    )
+    .await;
+    let sid = init
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap()
+        .to_owned();
+    let session = format!("Mcp-Session-Id: {sid}\r\n");
+    let done = exchange(
+        addr,
+        &session,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert!(done.starts_with("HTTP/1.1 202"), "{done}");
+
+    let mut streams = Vec::new();
+    for (id, accept) in [(70, BOTH), (71, "application/json")] {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let body = gate_call(id).to_string();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: {accept}\r\n{session}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let started = tokio::time::timeout(Duration::from_secs(30), gate.started.acquire());
+        started
+            .await
+            .expect("the call never started")
+            .unwrap()
+            .forget();
+        streams.push(stream);
+    }
+    stop.send(()).unwrap();
+    let exit = tokio::time::timeout(Duration::from_secs(30), serving)
+        .await
+        .expect("serving did not end after the grace")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(exit, crate::Exit::DrainTimedOut), "{exit:?}");
+
+    let sse = read_all(&mut streams[0]).await;
+    assert!(sse.starts_with("HTTP/1.1 200"), "{sse}");
+    assert!(sse.contains("text/event-stream"), "{sse}");
+    assert!(!sse.contains("data:"), "{sse}");
+    let json_only = read_all(&mut streams[1]).await;
+    assert_eq!(json_only, "");
+    // Both calls were dropped unfinished.
+    let aborted = tokio::time::timeout(Duration::from_secs(30), gate.aborted.acquire_many(2));
+    aborted
+        .await
+        .expect("calls outlived the server")
+        .unwrap()
+        .forget();
 }
