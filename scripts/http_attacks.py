@@ -25,6 +25,8 @@ The attacks:
     unread-replies    50 clients each ask for a 4 MiB echo over SSE and never read it
     padded-calls      8 clients at once send a tools/call whose arguments hold 15 MiB of
                       [0,0,...] (a valid message that parses into 7.8 million values)
+    session-flood     one client sends 5 000 initialize requests (never using a session),
+                      then a new client initializes: its status is shown as "new:STATUS"
 
 Only the Python standard library is used; Linux only (/proc). Figures are for one run on
 whatever else the machine is doing: run twice before trusting a difference.
@@ -40,7 +42,7 @@ import time
 
 MIB = 1 << 20
 ATTACKS = ["nosession-zeros", "session-zeros", "stdio-zeros", "held-bodies", "unread-replies",
-           "padded-calls"]
+           "padded-calls", "session-flood"]
 
 
 def zeros(length):
@@ -284,13 +286,26 @@ def padded_calls(server, clients=8):
     return codes
 
 
+def session_flood(server, count=5000):
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "attack", "version": "1"}}}
+    sock = connect(server.addr)
+    codes = [rpc(sock, initialize, {})[0] for _ in range(count)]
+    sock.close()
+    newcomer = connect(server.addr)
+    codes.append(f"new:{rpc(newcomer, initialize, {})[0]}")
+    newcomer.close()
+    return codes
+
+
 def run_http(binary, attack):
     server = Server(binary)
     try:
         prober = Prober(server.addr)
         codes = {"nosession-zeros": nosession_zeros, "session-zeros": session_zeros,
                  "held-bodies": held_bodies, "unread-replies": unread_replies,
-                 "padded-calls": padded_calls}[attack](server)
+                 "padded-calls": padded_calls, "session-flood": session_flood}[attack](server)
         peak = server.status("VmHWM")
         stall = prober.stop()
         time.sleep(1)

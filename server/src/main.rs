@@ -19,11 +19,11 @@ use cli::{shutdown_signal, start_logging, Cli};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if cli.http.is_some() {
-        malloc::fix_threshold();
-    }
     if let Err(code) = start_logging(&cli) {
         return code;
+    }
+    if cli.http.is_some() {
+        malloc::fix_threshold();
     }
     if cli.http.is_none() {
         match mcp_echo_server::stdio::blocking() {

@@ -256,10 +256,11 @@ fn initialize(
                     ),
                 ),
             );
-            let retry = shared.sessions.idle().as_secs().clamp(1, 60).to_string();
-            if let Ok(value) = HeaderValue::from_str(&retry) {
-                response.headers_mut().insert(header::RETRY_AFTER, value);
-            }
+            // A session becomes evictable as soon as its request ends: soon, not after the
+            // idle expiry.
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             response
         }
         Err(InsertError::Random(e)) => {
