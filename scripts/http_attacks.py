@@ -27,6 +27,8 @@ The attacks:
                       [0,0,...] (a valid message that parses into 7.8 million values)
     session-flood     one client sends 5 000 initialize requests (never using a session),
                       then a new client initializes: its status is shown as "new:STATUS"
+    slowloris         1 200 connections each send part of a request head and then nothing;
+                      a new client's initialize: "new:STATUS in SECONDS"
 
 Only the Python standard library is used; Linux only (/proc). Figures are for one run on
 whatever else the machine is doing: run twice before trusting a difference.
@@ -42,7 +44,7 @@ import time
 
 MIB = 1 << 20
 ATTACKS = ["nosession-zeros", "session-zeros", "stdio-zeros", "held-bodies", "unread-replies",
-           "padded-calls", "session-flood"]
+           "padded-calls", "session-flood", "slowloris"]
 
 
 def zeros(length):
@@ -299,13 +301,46 @@ def session_flood(server, count=5000):
     return codes
 
 
+def slowloris(server, count=1200):
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4 * count)), hard))
+    held = []
+    for _ in range(count):
+        sock = socket.socket()
+        sock.setblocking(False)
+        try:
+            sock.connect(server.addr)
+        except BlockingIOError:
+            pass
+        held.append(sock)
+    time.sleep(0.5)  # the connections are established
+    for sock in held:
+        try:
+            sock.send(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+        except OSError:
+            pass
+    time.sleep(1)  # the server has taken in what it will
+    start = time.monotonic()
+    newcomer = connect(server.addr)
+    status = rpc(newcomer, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "attack", "version": "1"}}}, {})[0]
+    waited = time.monotonic() - start
+    newcomer.close()
+    for sock in held:
+        sock.close()
+    return [f"new:{status} in {waited:.2f}s"]
+
+
 def run_http(binary, attack):
     server = Server(binary)
     try:
         prober = Prober(server.addr)
         codes = {"nosession-zeros": nosession_zeros, "session-zeros": session_zeros,
                  "held-bodies": held_bodies, "unread-replies": unread_replies,
-                 "padded-calls": padded_calls, "session-flood": session_flood}[attack](server)
+                 "padded-calls": padded_calls, "session-flood": session_flood,
+                 "slowloris": slowloris}[attack](server)
         peak = server.status("VmHWM")
         stall = prober.stop()
         time.sleep(1)

@@ -838,6 +838,45 @@ async fn a_slowloris_client_is_disconnected() {
     );
 }
 
+/// Slowloris at the connection cap: connections that sent only part of a head hold every
+/// slot; a new client is still served (the oldest silent connection is closed for it, and
+/// finds its end), while a connection that sent a request keeps its slot.
+#[tokio::test]
+async fn slow_heads_do_not_lock_out_new_clients() {
+    let server = Server::start(&["--max-connections", "3", "--http-header-timeout", "600"]).await;
+    let mut served = server.client().await;
+    let ok = served.post(&[], &initialize(1, "2025-11-25")).await;
+    assert_eq!(ok.status, StatusCode::OK);
+    let mut slow = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        stream
+            .write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
+        slow.push(stream);
+    }
+    let mut newcomer = Client::connect(server.addr).await;
+    let status = tokio::time::timeout(HANG, newcomer.post(&[], &initialize(2, "2025-11-25")))
+        .await
+        .expect("a new client waited behind slow heads")
+        .status;
+    assert_eq!(status, StatusCode::OK);
+    // The oldest slow connection was the one closed: it reads its end, with nothing sent.
+    let mut buf = Vec::new();
+    let n = tokio::time::timeout(HANG, slow[0].read_to_end(&mut buf))
+        .await
+        .expect("the oldest slow connection was not closed");
+    assert!(
+        n.is_err() || buf.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&buf)
+    );
+    // The connection that sent a request is still served.
+    let again = served.post(&[], &initialize(3, "2025-11-25")).await;
+    assert_eq!(again.status, StatusCode::OK);
+}
+
 /// SIGTERM while a request is in flight (its body half sent): the listener closes, the
 /// request still gets its reply, and the server exits 0.
 #[tokio::test]

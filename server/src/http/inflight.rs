@@ -115,6 +115,30 @@ impl Connections {
         }
     }
 
+    /// At the connection cap: closes the connection that has waited longest without sending
+    /// a whole first request head (a slow or silent client, nothing received from it), so a
+    /// new client need not wait for `--http-header-timeout` to free a slot. Connections that
+    /// have sent a request are kept. Whether one was closed.
+    pub(crate) fn close_oldest_unused(&self) -> bool {
+        let oldest = {
+            let live = self.live.lock();
+            live.conns
+                .iter()
+                .filter(|(_, (conn, abort))| {
+                    abort.is_some() && conn.phase.load(Ordering::Acquire) == IDLE
+                })
+                .min_by_key(|(id, _)| **id)
+                .map(|(_, (conn, abort))| (conn.peer, abort.clone()))
+        };
+        // Aborted outside the lock: the task's guard takes it when it is dropped.
+        let Some((peer, Some(abort))) = oldest else {
+            return false;
+        };
+        tracing::debug!(%peer, "connection cap reached: closed the oldest connection that sent no request");
+        abort.abort();
+        true
+    }
+
     /// The grace is over: logs what each open connection loses, then closes them all.
     pub(crate) fn close_all(&self) -> Left {
         let mut left = Left::default();

@@ -3,8 +3,9 @@
 //! Each accepted connection is served by hyper's HTTP/1 connection driver with a timer, so
 //! a client that sends its request head slowly (slowloris) is cut off after
 //! `header_timeout` (the timer also runs while a keep-alive connection waits for its next
-//! request, so idle connections are closed too), and a head larger than `max_header_bytes`
-//! gets 431; hyper's read buffer is bounded by the same number. A client that stops reading
+//! request, so idle connections are closed too), and at the connection cap the oldest
+//! connection that never sent a request makes room for a new one ([`admit`]); a head larger
+//! than `max_header_bytes` gets 431; hyper's read buffer is bounded by the same number. A client that stops reading
 //! its response is disconnected after `send_timeout` ([`SendTimeout`]). On the shutdown
 //! signal the listener closes, idle keep-alive connections close, and requests in flight
 //! finish within `shutdown_grace` (hyper-util's `GracefulShutdown`). Connections still open
@@ -12,6 +13,7 @@
 //! the exit status.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,8 +21,8 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::config::HttpConfig;
 use super::inflight::{serving, Connections, Track};
@@ -167,12 +169,7 @@ async fn accept(
     let app = router(Arc::clone(&shared));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        // A free connection slot first, then a connection: at the cap, new clients wait in
-        // the backlog instead of taking memory.
-        let accepted = async {
-            let slot = Arc::clone(&slots).acquire_owned().await;
-            (slot, listener.accept().await)
-        };
+        let accepted = admit(&listener, &slots, connections);
         tokio::select! {
             (slot, accepted) = accepted => match accepted {
                 Ok((stream, peer)) => {
@@ -204,6 +201,28 @@ async fn accept(
             () = &mut shutdown => break,
         }
     }
+}
+
+/// The next connection and its slot. Below the cap, a slot then a connection. At the cap, the
+/// next client is accepted, room is made by closing the oldest connection that never sent a
+/// request (slowloris), and the client waits for that slot; with none to close it waits for
+/// any, as do clients still in the backlog, so memory stays bounded by the cap (plus one).
+async fn admit(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+    connections: &Connections,
+) -> (
+    Option<OwnedSemaphorePermit>,
+    std::io::Result<(TcpStream, SocketAddr)>,
+) {
+    if let Ok(slot) = Arc::clone(slots).try_acquire_owned() {
+        return (Some(slot), listener.accept().await);
+    }
+    let accepted = listener.accept().await;
+    if accepted.is_ok() {
+        connections.close_oldest_unused();
+    }
+    (Arc::clone(slots).acquire_owned().await.ok(), accepted)
 }
 
 /// Ends idle sessions in the background, so memory is returned even when no `initialize`
