@@ -8,7 +8,6 @@
 #![allow(clippy::unwrap_used)]
 
 use std::net::SocketAddr;
-use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -18,90 +17,18 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use mcp_protocol::http::SseReader;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-echo-server");
+mod support;
+
+use support::{Server, BIN};
+
 /// Only a hang guard: no test expects anything to take this long.
 const HANG: Duration = Duration::from_secs(30);
 const BOTH: &str = "application/json, text/event-stream";
 
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    log: mpsc::UnboundedReceiver<String>,
-}
-
 impl Server {
-    async fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["--http", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let (tx, mut log) = mpsc::unbounded_channel();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let line = tokio::time::timeout(HANG, async {
-            loop {
-                let line = log
-                    .recv()
-                    .await
-                    .expect("the server exited before listening");
-                if line.starts_with("listening on http://") {
-                    return line;
-                }
-            }
-        })
-        .await
-        .expect("no `listening on` line");
-        let rest = line.strip_prefix("listening on http://").unwrap();
-        let addr = rest.strip_suffix("/mcp").expect("the default path is /mcp");
-        Server {
-            child,
-            addr: addr.parse().unwrap(),
-            log,
-        }
-    }
-
-    /// Waits for a stderr line containing `needle`.
-    async fn wait_log(&mut self, needle: &str) {
-        tokio::time::timeout(HANG, async {
-            loop {
-                let line = self.log.recv().await.expect("stderr ended");
-                if line.contains(needle) {
-                    return;
-                }
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("no log line with {needle:?}"));
-    }
-
-    fn signal(&self, signal: nix::sys::signal::Signal) {
-        let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
-        nix::sys::signal::kill(pid, signal).unwrap();
-    }
-
-    async fn exit(mut self) -> ExitStatus {
-        tokio::time::timeout(HANG, self.child.wait())
-            .await
-            .expect("the server did not exit")
-            .unwrap()
-    }
-
     async fn client(&self) -> Client {
         Client::connect(self.addr).await
     }

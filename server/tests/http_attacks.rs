@@ -8,93 +8,21 @@
 //! before these bounds (gigabytes; `scripts/http_attacks.py` measures the release build).
 #![allow(clippy::unwrap_used)]
 
-use std::net::SocketAddr;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
-use tokio::process::{Child, Command};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-echo-server");
+mod support;
+
+use support::Server;
+
 /// Only a hang guard: no test expects anything to take this long.
 const HANG: Duration = Duration::from_secs(60);
 const MIB: usize = 1 << 20;
 
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    log: tokio::sync::mpsc::UnboundedReceiver<String>,
-}
-
 impl Server {
-    async fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["--http", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let line = tokio::time::timeout(HANG, async {
-            loop {
-                let line = lines.next_line().await.unwrap();
-                let line = line.expect("the server exited before listening");
-                if line.starts_with("listening on http://") {
-                    return line;
-                }
-            }
-        })
-        .await
-        .expect("no `listening on` line");
-        // Kept for `wait_log`, and drained so the server never blocks on stderr.
-        let (tx, log) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let _ = tx.send(line);
-            }
-        });
-        let addr = line
-            .strip_prefix("listening on http://")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
-            .unwrap_or_else(|| panic!("not the listening line: {line}"));
-        Server {
-            child,
-            addr: addr.parse().unwrap(),
-            log,
-        }
-    }
-
-    /// Waits for a stderr line containing `needle`.
-    async fn wait_log(&mut self, needle: &str) {
-        tokio::time::timeout(HANG, async {
-            while let Some(line) = self.log.recv().await {
-                if line.contains(needle) {
-                    return;
-                }
-            }
-            panic!("stderr ended without {needle:?}");
-        })
-        .await
-        .unwrap_or_else(|_| panic!("no log line with {needle:?}"));
-    }
-
-    /// `VmHWM` (peak) or `VmRSS` (now) of the server, in MiB.
-    fn memory(&self, key: &str) -> usize {
-        let pid = self.child.id().unwrap();
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        let line = status
-            .lines()
-            .find(|l| l.starts_with(key))
-            .unwrap_or_else(|| panic!("no {key} in /proc/{pid}/status"));
-        let kib: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-        kib / 1024
-    }
-
     async fn connect(&self) -> TcpStream {
         TcpStream::connect(self.addr).await.unwrap()
     }
