@@ -171,8 +171,14 @@ const START_ERROR_LINES: usize = 16;
 fn start_error(out: &mut String, error: &str, http: bool, paint: Paint) {
     let mut lines = error.lines();
     let first = lines.next().unwrap_or_default();
+    // Over HTTP the harness may have started nothing (`--url` alone).
+    let what = if http {
+        "started or reached"
+    } else {
+        "started"
+    };
     let text = format!(
-        "The server could not be started: {}.",
+        "The server could not be {what}: {}.",
         one_line(first.trim_end_matches(['.', ':', ' ']), TEXT_CUT)
     );
     push_wrapped(
@@ -396,7 +402,14 @@ fn summary(out: &mut String, reports: &[TargetReport], paint: Paint) {
             not_started += 1;
             (
                 paint.status("ERROR", BOLD_RED, 7),
-                format!("{name}: could not be started"),
+                format!(
+                    "{name}: could not be {}",
+                    if report.framing == "http" {
+                        "started or reached"
+                    } else {
+                        "started"
+                    }
+                ),
             )
         } else if report.skipped.is_some() {
             skipped += 1;
