@@ -73,7 +73,10 @@ impl Tool for GateTool {
         &self.definition
     }
 
-    fn call(&self, _: Map<String, Value>) -> ToolCall {
+    /// Answers "passed", or `size` bytes of `x` when the arguments say so.
+    fn call(&self, arguments: Map<String, Value>) -> ToolCall {
+        let size = arguments.get("size").and_then(Value::as_u64);
+        let answer = size.map_or_else(|| "passed".to_owned(), |n| "x".repeat(n as usize));
         let gate = self.gate.clone();
         gate.started.add_permits(1);
         // Moved into the future whole: dropped with it, whether it ever ran or not.
@@ -83,7 +86,7 @@ impl Tool for GateTool {
                 let mut unfinished = unfinished;
                 gate.open.acquire().await.unwrap().forget();
                 unfinished.finished();
-                CallToolResult::text("passed")
+                CallToolResult::text(answer)
             }
             .boxed(),
         )
@@ -95,10 +98,16 @@ fn app(gate: &Gate) -> TowerToHyperService<Router> {
 }
 
 fn app_with_sessions(gate: &Gate, max_sessions: usize) -> TowerToHyperService<Router> {
-    let config = HttpConfig {
-        max_sessions,
-        ..HttpConfig::default()
-    };
+    app_with(
+        gate,
+        HttpConfig {
+            max_sessions,
+            ..HttpConfig::default()
+        },
+    )
+}
+
+fn app_with(gate: &Gate, config: HttpConfig) -> TowerToHyperService<Router> {
     TowerToHyperService::new(router(Arc::new(Shared::new(
         config,
         crate::core::Served::new(Arc::new(gate_tools(gate)), ServerInfo::default()),
@@ -227,6 +236,46 @@ async fn a_running_call_answers_on_its_stream() {
     let reply: Value = serde_json::from_str(data[0]).unwrap();
     assert_eq!(reply["id"], 20);
     assert_eq!(reply["result"]["content"][0]["text"], "passed");
+}
+
+/// Past the reply budget (here none: every reply over 64 KiB is past it), a reply due on an
+/// SSE stream whose head went out is replaced by a -32000 error for the same request, and a
+/// reply ready at once gets 503.
+#[tokio::test]
+async fn a_reply_past_the_reply_budget_is_an_error_in_its_place() {
+    let gate = Gate::default();
+    let config = HttpConfig {
+        reply_budget_bytes: 0,
+        ..HttpConfig::default()
+    };
+    let app = app_with(&gate, config);
+    let sid = session(&app).await;
+    let h = [("mcp-session-id", sid.as_str()), ("accept", BOTH)];
+    let large = json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call",
+                       "params": {"name": "gate", "arguments": {"size": 100_000}}});
+    let slow = post(&app, &h, &large).await;
+    assert_eq!(slow.status(), StatusCode::OK);
+    gate.started.acquire().await.unwrap().forget();
+    gate.open.add_permits(1);
+    let body = text(slow).await;
+    let data: Vec<Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert_eq!(data.len(), 1, "{body}");
+    assert_eq!(data[0]["id"], 30);
+    assert_eq!(data[0]["error"]["code"], -32000);
+    assert_eq!(data[0]["error"]["data"], json!({"replyBudgetBytes": 0}));
+
+    let echo = json!({"jsonrpc": "2.0", "id": 31, "method": "tools/call",
+                      "params": {"name": "echo", "arguments": {"text": "y".repeat(100_000)}}});
+    let refused = post(&app, &h, &echo).await;
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let reply: Value = serde_json::from_str(&text(refused).await).unwrap();
+    assert_eq!(reply["id"], 31);
+    assert_eq!(reply["error"]["data"], json!({"replyBudgetBytes": 0}));
 }
 
 #[tokio::test]
