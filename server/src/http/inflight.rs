@@ -32,7 +32,9 @@ use tokio::task::AbortHandle;
 use crate::error::{shown, shown_id};
 use crate::params::ServerParams;
 
-/// Where a connection's current request stands.
+/// Where a connection's current request stands. `IDLE` only until its first request
+/// begins (a phase never goes back to it): the slow or silent connections the connection
+/// cap may close for room ([`Connections::close_oldest_unused`]).
 const IDLE: u8 = 0;
 const RECEIVING: u8 = 1;
 const RECEIVED: u8 = 2;

@@ -157,6 +157,18 @@ async fn route(
     }
 }
 
+/// 400 for a legacy message without `Mcp-Session-Id` (§Session Management 2).
+fn session_required(id: Option<mcp_protocol::RequestId>) -> Response {
+    rpc_error(
+        StatusCode::BAD_REQUEST,
+        id,
+        ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required; send initialize first (or make this a 2026-07-28 request, with params._meta and the mirrored headers)",
+        ),
+    )
+}
+
 /// 406 for a request whose `Accept` lists neither media type the reply could take.
 fn not_acceptable(id: mcp_protocol::RequestId) -> Response {
     rpc_error(
@@ -297,16 +309,7 @@ async fn legacy(
     let session = match session {
         Before::Known(session) => session,
         Before::Unknown => return session_not_found(),
-        Before::NoSession { .. } => {
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            request_id,
-            ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                "Bad Request: Mcp-Session-Id header is required; send initialize first (or make this a 2026-07-28 request, with params._meta and the mirrored headers)",
-            ),
-            )
-        }
+        Before::NoSession { .. } => return session_required(request_id),
     };
     let negotiated = session.conn.version();
     match header_version {
