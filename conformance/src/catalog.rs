@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use crate::capability::Capability;
 use crate::check::{CheckInfo, Level, Outcome, RunsIn, Transport};
 use crate::ctx::Ctx;
 use crate::era::Era;
@@ -36,8 +37,8 @@ pub struct Needs {
     pub legacy: bool,
     /// A server that accepts 2026-07-28.
     pub modern: bool,
-    /// The tools capability, declared in this era's start-up result.
-    pub tools: Option<Era>,
+    /// A capability the server must declare in this era's start-up result.
+    pub capability: Option<(Capability, Era)>,
     /// Replies after the handshake: once the server has shown that it stops answering, the
     /// check is blocked instead of waiting out its timeouts.
     pub replies: bool,
@@ -90,7 +91,7 @@ impl Check {
             needs: Needs {
                 legacy: true,
                 modern: false,
-                tools: None,
+                capability: None,
                 replies: true,
             },
         }
@@ -103,7 +104,7 @@ impl Check {
         let needs = Needs {
             legacy: s.handshake,
             modern: area == "modern" || s.id.starts_with("http.modern-"),
-            tools: (area == "tools").then_some(Era::Legacy),
+            capability: (area == "tools").then_some((Capability::Tools, Era::Legacy)),
             replies: s.handshake && s.reads_replies(),
         };
         Check {
@@ -166,8 +167,13 @@ impl Check {
     }
 
     /// It calls tools: the server must declare the capability in `era`.
-    pub(crate) fn tools(mut self, era: Era) -> Check {
-        self.needs.tools = Some(era);
+    pub(crate) fn tools(self, era: Era) -> Check {
+        self.needs(Capability::Tools, era)
+    }
+
+    /// It exercises a feature: the server must declare `capability` in `era`.
+    pub(crate) fn needs(mut self, capability: Capability, era: Era) -> Check {
+        self.needs.capability = Some((capability, era));
         self
     }
 

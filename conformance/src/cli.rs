@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::catalog::Check;
 use crate::check::{Profile, RunsIn, TargetReport};
-use crate::config::{Progress, RunConfig};
+use crate::config::{ClientCapability, Progress, RunConfig};
 use crate::report::{json, junit, text, transcript};
 use crate::runner::run_target;
 use crate::select::{select, ExpectedFailures};
@@ -72,6 +72,26 @@ struct Cli {
     /// while the harness waits).
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     start_timeout: f64,
+
+    /// Seconds a tools/call may take (at least --timeout): no sentence bounds how long a tool
+    /// runs, so a call that outlives this is reported as not judged, never as a failure.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    tool_timeout: f64,
+
+    /// Call no tools at all (even those annotated read-only may reach the network): the
+    /// checks that need a call's result are skipped and say why.
+    #[arg(long)]
+    no_tool_calls: bool,
+
+    /// How many items of each kind (tools, resources, templates, prompts) are exercised
+    /// (read, got, completed); lists are still followed to their end.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    max_items: usize,
+
+    /// Client capabilities the harness declares (comma-separated: roots, sampling,
+    /// elicitation) and answers with fixed replies; by default it declares none.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    client_capabilities: Vec<ClientCapabilityArg>,
 
     /// Test the stdio servers of a Claude Desktop / Claude Code (.mcp.json) / Cursor config.
     #[arg(long, value_name = "FILE")]
@@ -150,6 +170,13 @@ enum ProfileArg {
     Generic,
     Strict,
     Echo,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ClientCapabilityArg {
+    Roots,
+    Sampling,
+    Elicitation,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -325,6 +352,11 @@ fn check_waits(cli: &Cli) -> Result<(), Usage> {
     if !(cli.timeout > 0.0 && cli.timeout.is_finite()) {
         return Err(Usage::new("--timeout must be a positive number of seconds"));
     }
+    if !(cli.tool_timeout > 0.0 && cli.tool_timeout.is_finite()) {
+        return Err(Usage::new(
+            "--tool-timeout must be a positive number of seconds",
+        ));
+    }
     if !(cli.start_timeout > 0.0 && cli.start_timeout.is_finite()) {
         return Err(Usage::new(
             "--start-timeout must be a positive number of seconds",
@@ -384,6 +416,18 @@ fn base_config(cli: &Cli, targets: &[Target]) -> RunConfig {
         },
         wait: Duration::from_secs_f64(cli.timeout),
         start_wait: Duration::from_secs_f64(cli.start_timeout),
+        tool_wait: Duration::from_secs_f64(cli.tool_timeout.max(cli.timeout)),
+        tool_calls: !cli.no_tool_calls,
+        max_items: cli.max_items.max(1),
+        client_capabilities: cli
+            .client_capabilities
+            .iter()
+            .map(|c| match c {
+                ClientCapabilityArg::Roots => ClientCapability::Roots,
+                ClientCapabilityArg::Sampling => ClientCapability::Sampling,
+                ClientCapabilityArg::Elicitation => ClientCapability::Elicitation,
+            })
+            .collect(),
         only: cli.only.clone(),
         skip: cli.skip.clone(),
         jobs: cli.jobs.max(1),

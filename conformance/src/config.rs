@@ -27,6 +27,14 @@ pub struct RunConfig {
     /// The bound of each server process's first reply (`--start-timeout`, at least `wait`):
     /// a server started through `npx` or `uvx` may download or compile first.
     pub start_wait: Duration,
+    /// The bound of a `tools/call`'s reply (`--tool-timeout`, at least `wait`).
+    pub tool_wait: Duration,
+    /// Whether read-only tools may be called (`--no-tool-calls` turns it off).
+    pub tool_calls: bool,
+    /// How many items of each kind are exercised (`--max-items`).
+    pub max_items: usize,
+    /// The client capabilities the harness declares (`--client-capabilities`).
+    pub client_capabilities: Vec<ClientCapability>,
     pub profile: Profile,
     pub max_message_bytes: usize,
     pub only: Vec<String>,
@@ -44,6 +52,10 @@ impl Default for RunConfig {
             framing: Framing::Ndjson,
             wait: Duration::from_secs(5),
             start_wait: Duration::from_secs(30),
+            tool_wait: Duration::from_secs(30),
+            tool_calls: true,
+            max_items: 5,
+            client_capabilities: Vec::new(),
             profile: Profile::Generic,
             max_message_bytes: 64 * 1024 * 1024,
             only: Vec::new(),
@@ -59,5 +71,25 @@ impl RunConfig {
     /// The bound of a process's first reply: the start budget, never less than `wait`.
     pub fn first_reply_wait(&self) -> Duration {
         self.start_wait.max(self.wait)
+    }
+}
+
+/// A client capability the harness can declare, and answer the server's requests for with a
+/// fixed reply (`--client-capabilities`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClientCapability {
+    Roots,
+    Sampling,
+    Elicitation,
+}
+
+impl ClientCapability {
+    /// Its key in `ClientCapabilities`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientCapability::Roots => "roots",
+            ClientCapability::Sampling => "sampling",
+            ClientCapability::Elicitation => "elicitation",
+        }
     }
 }

@@ -6,6 +6,7 @@ use crate::transcript::TranscriptEntry;
 use mcp_protocol::mcp::modern;
 use serde_json::Value;
 
+use crate::capability::Capability;
 use crate::mismatch::Kind;
 use crate::pattern::{describe, short};
 use crate::probe::ProbeError;
@@ -89,15 +90,18 @@ impl EraReport {
         }
     }
 
-    /// Does the server declare `capability` (e.g. `tools`) in the era a check runs in?
-    pub fn declares(&self, capability: &str, era: Era) -> bool {
-        let capabilities = match era {
-            Era::Modern => &self.modern_capabilities,
-            Era::Legacy => &self.legacy_capabilities,
-        };
-        capabilities
-            .as_ref()
-            .is_some_and(|c| c.get(capability).is_some_and(|v| !v.is_null()))
+    /// Does the server declare `capability` in the era a check runs in?
+    pub fn declares(&self, capability: Capability, era: Era) -> bool {
+        self.capabilities(era)
+            .is_some_and(|c| capability.declared_in(c))
+    }
+
+    /// The capabilities the server declared in `era`'s start-up result, if it has one.
+    pub fn capabilities(&self, era: Era) -> Option<&Value> {
+        match era {
+            Era::Modern => self.modern_capabilities.as_ref(),
+            Era::Legacy => self.legacy_capabilities.as_ref(),
+        }
     }
 }
 
@@ -210,8 +214,8 @@ mod tests {
         assert!(dual
             .summary()
             .starts_with("dual-era: server/discover → a DiscoverResult"));
-        assert!(dual.declares("tools", Era::Modern));
-        assert!(!dual.declares("tools", Era::Legacy));
+        assert!(dual.declares(Capability::Tools, Era::Modern));
+        assert!(!dual.declares(Capability::Tools, Era::Legacy));
 
         let legacy = conclude(Ok(error(-32601)), Ok(initialize_ok()));
         assert_eq!(

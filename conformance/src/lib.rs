@@ -21,6 +21,7 @@
 //! * `groups`: the process groups of the servers the harness starts, each ended as a whole;
 //!   `interrupt`: an interrupted run ends them all before it exits.
 
+mod capability;
 mod catalog;
 mod check;
 mod checks;

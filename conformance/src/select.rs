@@ -143,15 +143,15 @@ pub fn not_applicable(check: &Check, era: &EraReport) -> Option<String> {
             "initialize got no result (era.detect); this check needs a legacy session".to_owned()
         });
     }
-    if let Some(tools_era) = check.needs.tools {
-        if !era.declares("tools", tools_era) {
-            let from = match tools_era {
+    if let Some((capability, in_era)) = check.needs.capability {
+        if !era.declares(capability, in_era) {
+            let from = match in_era {
                 Era::Modern => "server/discover",
                 Era::Legacy => "initialize",
             };
             return Some(format!(
-                "the server does not declare the tools capability (its {from} result has no \
-                 capabilities.tools)"
+                "the server does not declare the {capability} capability (its {from} result has \
+                 no capabilities.{capability})"
             ));
         }
     }

@@ -7,6 +7,7 @@ mod http;
 mod jsonrpc;
 mod lifecycle;
 mod modern;
+mod pages;
 mod tools;
 
 use crate::catalog::Check;

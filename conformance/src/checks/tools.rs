@@ -83,45 +83,14 @@ pub fn checks() -> Vec<Check> {
     ]
 }
 
-/// Every page of `tools/list`, following `nextCursor` (at most 100): the `result` objects.
+/// Every page of `tools/list`, following `nextCursor` (see [`super::pages`]): the `result`
+/// objects. A loop or too many pages is an error here.
 pub(crate) async fn list_pages(p: &mut Probe) -> Result<Vec<Value>, StepError> {
-    let mut pages = Vec::new();
-    let mut cursor: Option<Value> = None;
-    let mut seen = HashSet::new();
-    for _ in 0..100 {
-        let params = cursor.as_ref().map(|c| json!({"cursor": c}));
-        let reply = p.request("tools/list", params).await?;
-        let Some(result) = reply.get("result") else {
-            return Err(StepError::Answer(format!(
-                "tools/list failed: {}",
-                short(&reply)
-            )));
-        };
-        if !result.get("tools").is_some_and(Value::is_array) {
-            return Err(StepError::Answer(format!(
-                "result.tools is not an array: {}",
-                short(result)
-            )));
-        }
-        pages.push(result.clone());
-        match result.get("nextCursor") {
-            None | Some(Value::Null) => return Ok(pages),
-            Some(c @ Value::String(s)) => {
-                if !seen.insert(s.clone()) {
-                    return Err(StepError::Answer(format!(
-                        "nextCursor {s:?} repeats: the pages loop"
-                    )));
-                }
-                cursor = Some(c.clone());
-            }
-            Some(other) => {
-                return Err(StepError::Answer(format!(
-                    "nextCursor is not a string: {other}"
-                )))
-            }
-        }
+    let listed = super::pages::list(p, "tools/list", "tools").await?;
+    match listed.stopped {
+        Some(why) => Err(StepError::Answer(why)),
+        None => Ok(listed.pages),
     }
-    Err(StepError::Answer("more than 100 pages".to_owned()))
 }
 
 /// The tools of all pages.

@@ -111,6 +111,15 @@ impl Ctx {
         Ok(Lease::own(probe))
     }
 
+    /// A session of `era`: [`Ctx::ready`] or [`Ctx::modern_session`]. A check written for both
+    /// eras sends the same requests; the probe adds the 2026-07-28 `_meta` in a modern one.
+    pub async fn session(&self, era: crate::era::Era) -> Result<Lease, ProbeError> {
+        match era {
+            crate::era::Era::Legacy => self.ready().await,
+            crate::era::Era::Modern => self.modern_session().await,
+        }
+    }
+
     fn lease(&self, label: &str) -> Result<Option<Lease>, ProbeError> {
         let Some(slot) = &self.shared else {
             return Ok(None);

@@ -1,0 +1,76 @@
+//! Every `*/list` method's pages, followed the same way (`server/utilities/pagination.mdx`):
+//! `nextCursor` to the end, at most [`MAX_PAGES`], and a cursor the server issued twice is a
+//! loop: reported and not followed.
+
+use std::collections::HashSet;
+
+use serde_json::{json, Value};
+
+use super::StepError;
+use crate::pattern::short;
+use crate::probe::Probe;
+
+/// The pages a list is followed for before the harness stops (and says so).
+pub(crate) const MAX_PAGES: usize = 100;
+
+/// A list method's pages, as far as they were followed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Listed {
+    /// Each page's `result`, in order.
+    pub pages: Vec<Value>,
+    /// The items of every page (the array under the list's key), in order.
+    pub items: Vec<Value>,
+    /// Where following stopped short of the end, and why: a cursor that repeats (a loop), or
+    /// more than [`MAX_PAGES`] pages.
+    pub stopped: Option<String>,
+}
+
+/// Lists `method` (`tools/list`, `resources/list`, …), whose items are under `key`, following
+/// `nextCursor`. An error reply, a result without the `key` array or a cursor that is not a
+/// string ends it with an error; a loop or too many pages end it with `stopped` set.
+pub(crate) async fn list(p: &mut Probe, method: &str, key: &str) -> Result<Listed, StepError> {
+    let mut listed = Listed::default();
+    let mut cursor: Option<Value> = None;
+    let mut seen = HashSet::new();
+    while listed.pages.len() < MAX_PAGES {
+        let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
+        let reply = p.request(method, params).await?;
+        let Some(result) = reply.get("result") else {
+            return Err(StepError::Answer(format!(
+                "{method} failed: {}",
+                short(&reply)
+            )));
+        };
+        let Some(items) = result.get(key).and_then(Value::as_array) else {
+            return Err(StepError::Answer(format!(
+                "result.{key} is not an array: {}",
+                short(result)
+            )));
+        };
+        listed.items.extend(items.iter().cloned());
+        listed.pages.push(result.clone());
+        match result.get("nextCursor") {
+            None | Some(Value::Null) => return Ok(listed),
+            Some(c @ Value::String(s)) => {
+                if !seen.insert(s.clone()) {
+                    listed.stopped = Some(format!(
+                        "{method}: nextCursor {s:?} was issued before: the pages loop (not \
+                         followed again)"
+                    ));
+                    return Ok(listed);
+                }
+                cursor = Some(c.clone());
+            }
+            Some(other) => {
+                return Err(StepError::Answer(format!(
+                    "{method}: nextCursor is not a string: {}",
+                    short(other)
+                )))
+            }
+        }
+    }
+    listed.stopped = Some(format!(
+        "{method}: more than {MAX_PAGES} pages (not followed further)"
+    ));
+    Ok(listed)
+}
