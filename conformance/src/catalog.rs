@@ -86,6 +86,7 @@ impl Check {
                 runs_first: false,
                 shares: String::new(),
                 transport: Transport::Any,
+                capability: None,
             },
             body: Body::Code(f),
             needs: Needs {
@@ -122,6 +123,7 @@ impl Check {
                 runs_first: false,
                 shares: String::new(),
                 transport: s.transport(),
+                capability: (area == "tools").then(|| "tools".to_owned()),
             },
             body: Body::Scenario(Arc::new(s)),
             needs,
@@ -174,6 +176,7 @@ impl Check {
     /// It exercises a feature: the server must declare `capability` in `era`.
     pub(crate) fn needs(mut self, capability: Capability, era: Era) -> Check {
         self.needs.capability = Some((capability, era));
+        self.info.capability = Some(capability.as_str().to_owned());
         self
     }
 

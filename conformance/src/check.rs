@@ -129,6 +129,10 @@ pub struct CheckInfo {
     /// The transports it applies to; on another it is NOT APPLICABLE.
     #[serde(default)]
     pub transport: Transport,
+    /// The server capability it exercises (`tools`, `resources`, …), declared in the era of
+    /// the session it runs in; the report's coverage counts it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<String>,
 }
 
 /// Which transports a check exists on.
@@ -212,6 +216,19 @@ impl Outcome {
         Outcome::Fail {
             expected: expected.into(),
             actual: actual.to_string(),
+        }
+    }
+
+    /// Its text: what was observed, or why it was skipped, blocked or not applicable; for a
+    /// failure, what came back.
+    pub fn text(&self) -> &str {
+        match self {
+            Outcome::Fail { actual, .. } => actual,
+            Outcome::Pass(text)
+            | Outcome::Observed(text)
+            | Outcome::Skip(text)
+            | Outcome::Blocked(text)
+            | Outcome::NotApplicable(text) => text,
         }
     }
 }
@@ -333,6 +350,8 @@ pub struct TargetReport {
     /// Root causes: replies that arrived but could not be matched to requests, each owned
     /// (and failed) by one check, which the checks it blocked name.
     pub findings: Vec<crate::mismatch::Finding>,
+    /// Per capability and era the server speaks: declared or not, and what its checks did.
+    pub coverage: Vec<crate::coverage::Coverage>,
     pub starts: Starts,
     pub duration: Duration,
 }

@@ -92,6 +92,9 @@ check_ids! {
     TOOLS_CALL_RESULT_SHAPE = "tools.call-result-shape",
     TOOLS_STRUCTURED_CONTENT = "tools.structured-content",
 
+    CAPABILITIES_UNDECLARED = "capabilities.undeclared",
+    MODERN_CAPABILITIES_UNDECLARED = "modern.capabilities-undeclared",
+
     FRAMING_STDOUT_ONLY_FRAMES = "framing.stdout-only-frames",
     FRAMING_REPLIES_IN_KIND = "framing.replies-in-kind",
     FRAMING_NO_EMBEDDED_NEWLINES = "framing.no-embedded-newlines",

@@ -27,6 +27,7 @@ mod check;
 mod checks;
 pub mod cli;
 mod config;
+mod coverage;
 mod ctx;
 mod era;
 mod evidence;

@@ -80,6 +80,37 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
+/// A check of the 2026-07-28 era: it runs in the modern session or tests 2026-07-28 itself.
+fn is_modern(info: &mcp_conformance::CheckInfo) -> bool {
+    info.runs_in == RunsIn::Modern
+        || info.id.starts_with("modern.")
+        || info.id.starts_with("http.modern-")
+}
+
+fn table(out: &mut String, infos: &[&mcp_conformance::CheckInfo]) {
+    out.push_str(
+        "\n| check | level | runs in | the server … | spec | the words | why this level |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|---|\n");
+    for i in infos {
+        let quote = match (i.quote.is_empty(), i.echo_only) {
+            (_, true) => "docs/server.md (our server's documented behaviour)".to_owned(),
+            (true, false) => "(the text is silent)".to_owned(),
+            (false, false) => format!("“{}”", i.quote),
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+            i.id,
+            level(i),
+            session(i),
+            cell(&i.description),
+            cell(&i.spec),
+            cell(&quote),
+            cell(&i.reason)
+        ));
+    }
+}
+
 fn render() -> String {
     let checks = mcp_conformance::builtin().unwrap();
     let mut out = String::from(INTRO);
@@ -97,28 +128,21 @@ fn render() -> String {
         count(Level::Info),
         checks.iter().filter(|c| c.info.echo_only).count(),
     ));
-    out.push_str(
-        "\n| check | level | runs in | the server … | spec | the words | why this level |\n",
-    );
-    out.push_str("|---|---|---|---|---|---|---|\n");
-    for c in &checks {
-        let i = &c.info;
-        let quote = match (i.quote.is_empty(), i.echo_only) {
-            (_, true) => "docs/server.md (our server's documented behaviour)".to_owned(),
-            (true, false) => "(the text is silent)".to_owned(),
-            (false, false) => format!("“{}”", i.quote),
-        };
-        out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
-            i.id,
-            level(i),
-            session(i),
-            cell(&i.description),
-            cell(&i.spec),
-            cell(&quote),
-            cell(&i.reason)
-        ));
-    }
+    let (modern, legacy): (Vec<_>, Vec<_>) =
+        checks.iter().map(|c| &c.info).partition(|i| is_modern(i));
+    out.push_str(&format!(
+        "\n## Any era, and the legacy era (the `initialize` handshake, 2024-11-05 … 2025-11-25)\n\n\
+         {} checks; those that exercise a feature cite the 2025-11-25 page.\n",
+        legacy.len()
+    ));
+    table(&mut out, &legacy);
+    out.push_str(&format!(
+        "\n## The 2026-07-28 era (stateless: `server/discover`, `_meta` in every request)\n\n\
+         {} checks, each built from the 2026-07-28 page it cites; they run against a server that \
+         accepts 2026-07-28.\n",
+        modern.len()
+    ));
+    table(&mut out, &modern);
     out
 }
 

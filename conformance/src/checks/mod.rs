@@ -2,6 +2,7 @@
 //! Each names the spec text it rests on and quotes the words that make its level.
 
 mod cancellation;
+mod capabilities;
 mod framing;
 mod http;
 mod jsonrpc;
@@ -30,6 +31,7 @@ pub fn builtin() -> Result<Vec<Check>, BuiltinError> {
     checks.extend(lifecycle::checks());
     checks.extend(jsonrpc::checks());
     checks.extend(tools::checks());
+    checks.extend(capabilities::checks());
     // Byte framing, stdin, exit and stderr are stdio's; UTF-8 holds on every transport.
     checks.extend(framing::checks().into_iter().map(|c| {
         if ids::FRAMING_UTF8 == c.info.id {

@@ -28,6 +28,8 @@
 //!       "starts": { "count": 11, "answered": 11, "firstMs": 912.4, "medianMs": 880.1,
 //!                   "slowestMs": 1203.9 },
 //!       "findings": [],
+//!       "coverage": [ { "capability": "tools", "era": "legacy", "declared": true, "ran": 6,
+//!                       "passed": 5, "failed": 0, "info": 1, "notRun": 0, "reasons": [] } ],
 //!       "checks": [
 //!         {
 //!           "id": "lifecycle.ping-before-initialize",
@@ -106,6 +108,12 @@
 //!   frames; for `stops-answering`, the first check that failed on it), `seenIn` (the check
 //!   that met it first), `actual` (what was seen) and `count` (how often; for
 //!   `stops-answering`, in how many processes).
+//! - `coverage` (array): per era the server speaks (`legacy`, then `modern`) and server
+//!   capability (`tools`, `resources`, `resources.subscribe`, `prompts`, `logging`,
+//!   `completions`): `capability`, `era`, `declared` (bool: in that era's `initialize` or
+//!   `server/discover` result), and of the checks that exercise it in that era, how many `ran`
+//!   to a verdict (`passed`, `failed`: FAIL or WARN, `info`) and how many did not (`notRun`:
+//!   skipped, blocked or not applicable) with their distinct `reasons` (array of strings).
 //! - `checks` (array): one object per check, in report order (the order `--list` shows).
 //!
 //! A check:
@@ -189,6 +197,7 @@ fn target(report: &TargetReport) -> Value {
         "staleExpectedFailures": report.stale_expected_failures,
         "starts": starts(report),
         "findings": report.findings.iter().map(finding).collect::<Vec<_>>(),
+        "coverage": report.coverage,
         "checks": report.results.iter().map(check).collect::<Vec<_>>(),
     })
 }
@@ -374,6 +383,7 @@ mod tests {
         expected["targets"][0]["starts"] = json!({"count": 0, "answered": 0, "firstMs": null,
             "medianMs": null, "slowestMs": null});
         expected["targets"][0]["findings"] = json!([]);
+        expected["targets"][0]["coverage"] = json!([]);
         for check in expected["targets"][0]["checks"].as_array_mut().unwrap() {
             check["blockedBy"] = Value::Null;
             check["brokeSession"] = Value::Null;
@@ -424,6 +434,7 @@ mod tests {
             [
                 "checks",
                 "command",
+                "coverage",
                 "durationMs",
                 "eras",
                 "failed",

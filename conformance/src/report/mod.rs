@@ -16,11 +16,16 @@ use crate::transcript::Direction;
 use crate::check::{Status, TargetReport};
 
 /// Areas in the order reports list them; any other area follows, alphabetically.
-pub const AREA_ORDER: [&str; 8] = [
+pub const AREA_ORDER: [&str; 13] = [
     "era",
     "lifecycle",
     "jsonrpc",
     "tools",
+    "resources",
+    "prompts",
+    "logging",
+    "completions",
+    "capabilities",
     "framing",
     "cancellation",
     "modern",
@@ -256,6 +261,7 @@ pub(crate) mod tests {
                 runs_first: false,
                 shares: String::new(),
                 transport: crate::check::Transport::Any,
+                capability: None,
             },
             status,
             outcome,
@@ -341,6 +347,7 @@ pub(crate) mod tests {
             ],
             stale_expected_failures: vec!["lifecycle.second-initialize".to_owned()],
             findings: Vec::new(),
+            coverage: Vec::new(),
             starts: crate::check::Starts::default(),
             duration: Duration::from_millis(1500),
         }
@@ -359,6 +366,7 @@ pub(crate) mod tests {
             results: Vec::new(),
             stale_expected_failures: Vec::new(),
             findings: Vec::new(),
+            coverage: Vec::new(),
             starts: crate::check::Starts::default(),
             duration: Duration::ZERO,
         }
@@ -377,6 +385,7 @@ pub(crate) mod tests {
             results: Vec::new(),
             stale_expected_failures: Vec::new(),
             findings: Vec::new(),
+            coverage: Vec::new(),
             starts: crate::check::Starts::default(),
             duration: Duration::ZERO,
         }

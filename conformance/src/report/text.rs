@@ -148,6 +148,7 @@ fn target(out: &mut String, report: &TargetReport, opts: &TextOptions, paint: Pa
             check(out, r, opts, paint);
         }
     }
+    coverage(out, report, paint);
     if !report.stale_expected_failures.is_empty() {
         let _ = writeln!(out, "\n{}", paint.style(BOLD, "expected failures"));
         for id in &report.stale_expected_failures {
@@ -159,6 +160,62 @@ fn target(out: &mut String, report: &TargetReport, opts: &TextOptions, paint: Pa
             push_wrapped(out, &prefix, width, DETAIL_INDENT, text);
         }
     }
+}
+
+/// Per era and capability: declared or not, and what its checks did, so a PASS never hides
+/// "not tested"; the capabilities an era does not declare on one line.
+fn coverage(out: &mut String, report: &TargetReport, paint: Paint) {
+    if report.coverage.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", paint.style(BOLD, "coverage"));
+    for era in ["legacy", "modern"] {
+        let of_era: Vec<_> = report.coverage.iter().filter(|c| c.era == era).collect();
+        for c in of_era.iter().filter(|c| c.declared) {
+            let head = format!("  {:<7}{:<20}", c.era, c.capability);
+            push_wrapped(out, &head, 29, 29, &declared_text(c));
+        }
+        let missing: Vec<&str> = of_era
+            .iter()
+            .filter(|c| !c.declared)
+            .map(|c| c.capability.as_str())
+            .collect();
+        if !missing.is_empty() {
+            let head = format!("  {:<7}{:<20}", era, "not declared");
+            let text = format!(
+                "{}: their checks do not apply (capabilities.undeclared reports what their \
+                 methods get)",
+                missing.join(", ")
+            );
+            push_wrapped(out, &head, 29, 29, &text);
+        }
+    }
+}
+
+/// How a declared capability's checks went.
+fn declared_text(c: &crate::coverage::Coverage) -> String {
+    let verdicts: Vec<String> = [
+        (c.passed, "passed"),
+        (c.failed, "failed or warned"),
+        (c.info, "info"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    let mut text = match c.ran {
+        0 => "no check of it ran".to_owned(),
+        n => format!(
+            "{n} check{} ran: {}",
+            plural(n, "", "s"),
+            verdicts.join(", ")
+        ),
+    };
+    if c.not_run > 0 {
+        let reasons: Vec<String> = c.reasons.iter().map(|r| one_line(r, TEXT_CUT)).collect();
+        text.push_str(&format!("; {} not run: {}", c.not_run, reasons.join("; ")));
+    }
+    text
 }
 
 /// Start error lines kept: its first line (what happened), then the last of the rest (the

@@ -183,6 +183,7 @@ fn empty_report(target: &Target, config: &RunConfig) -> TargetReport {
         results: Vec::new(),
         stale_expected_failures: Vec::new(),
         findings: Vec::new(),
+        coverage: Vec::new(),
         starts: Default::default(),
         duration: Duration::ZERO,
     }
@@ -333,6 +334,7 @@ impl Env {
         }
         report.findings = findings;
         verdict::apply_expected(report, &mut results, &self.spawner.target, expected);
+        report.coverage = crate::coverage::of(&self.era, &results);
         report.results = results;
         report.starts = self.spawner.starts.snapshot();
     }
