@@ -131,6 +131,49 @@ for m in re.finditer(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", summary, 
     w(f"| `{scenario}` | {'pass' if mark == '✓' else 'expected failure (baseline)'} |")
 w("")
 
+w("## The official suite beside the harness, on server-everything over HTTP")
+w("")
+w("The official suite's server scenarios that any server can be judged by, and the two that")
+w("need the suite's own test server (its prompt, tool and resource names), run against")
+w("`mcp-server-everything streamableHttp`; beside each, the harness's checks that judge the same")
+w("thing on the same server (the `everything-http` run below). Where they disagree, the last")
+w("column says who is right and why.")
+w("")
+# scenario -> (our checks that judge the same thing, why the verdicts differ where they do)
+SIDE = {
+    "server-initialize": (["lifecycle.initialize-result"], ""),
+    "ping": (["lifecycle.ping"], ""),
+    "logging-set-level": (["logging.set-level", "logging.invalid-level"], ""),
+    "tools-list": (["tools.list-shape", "tools.names-valid", "tools.schemas-valid"], ""),
+    "resources-list": (["resources.list-shape", "resources.read"], ""),
+    "prompts-list": (["prompts.list-shape", "prompts.get"], ""),
+    "completion-complete": (
+        ["completions.prompt-argument", "completions.template-variable"],
+        "the scenario completes the suite's own prompt `test_prompt_with_arguments`, which this "
+        "server does not have (-32602 \"not found\"); the harness completes an argument of a prompt "
+        "the server lists, and a template variable",
+    ),
+    "resources-templates-read": (
+        ["resources.templates-list-shape", "resources.templates-valid"],
+        "the scenario reads the suite's own `test://template/123/data`, which this server does not "
+        "have; the harness lists the server's templates and checks them as RFC 6570",
+    ),
+}
+ours = {c["id"]: c for c in load(RESULTS / "harness-everything-http.json")["targets"][0]["checks"]}
+w("| official scenario | its verdict | the harness's checks | their verdicts | agree? |")
+w("|---|---|---|---|---|")
+for scenario, (ids_, why) in SIDE.items():
+    path = RESULTS / f"official-everything-{scenario}.json"
+    checks = json.loads(path.read_text()) if path.exists() else []
+    statuses = sorted({c["status"] for c in checks}) or ["did not run"]
+    official = "pass" if statuses == ["SUCCESS"] else ", ".join(s.lower() for s in statuses)
+    mine = [(i, ours[i]["status"]) for i in ids_ if i in ours]
+    verdicts = ", ".join(f"{st}" for _, st in mine) or "–"
+    good = all(st in ("PASS", "INFO") for _, st in mine) and bool(mine)
+    agree = "yes" if good == (official == "pass") else f"no: {why}" if why else "no"
+    names = ", ".join(f"`{i}`" for i, _ in mine) or "–"
+    w(f"| `{scenario}` | {official} | {names} | {verdicts} | {agree} |")
+w("")
 w("## `mcp-conformance` × real servers")
 w("")
 w("Generic profile, newline-delimited framing (the `-http` rows: Streamable HTTP, `--url`),")
@@ -198,6 +241,29 @@ if STABILITY:
     for name, st in STABILITY["servers"].items():
         w(f"| {name} | {st['checks']} | {'; '.join(st['differ']) or 'none'} |")
     w("")
+w("### Features: what each server declares, and how its checks went")
+w("")
+w("From each report's `coverage`: per capability the server declares in `initialize` (legacy")
+w("era), the feature checks that ran to a verdict (P pass, F fail or warn, I info) and those that")
+w("did not (S: skipped, blocked or not applicable, with the reasons in the report); – not")
+w("declared. The 2026-07-28 era's row is in each report.")
+w("")
+CAPS = ["tools", "resources", "resources.subscribe", "prompts", "logging", "completions"]
+w("| server | " + " | ".join(CAPS) + " |")
+w("|---|" + "---|" * len(CAPS))
+for label, doc in runs.items():
+    t = doc["targets"][0]
+    cov = {c["capability"]: c for c in t.get("coverage", []) if c["era"] == "legacy"}
+    cells = []
+    for cap in CAPS:
+        c = cov.get(cap)
+        if c is None or not c["declared"]:
+            cells.append("–")
+            continue
+        parts = [f"{n}{k}" for n, k in ((c["passed"], "P"), (c["failed"], "F"), (c["info"], "I"), (c["notRun"], "S")) if n]
+        cells.append(" ".join(parts) or "declared, no check")
+    w(f"| {label} | " + " | ".join(cells) + " |")
+w("")
 ids = []
 for doc in runs.values():
     for c in doc["targets"][0]["checks"]:

@@ -242,6 +242,30 @@ if $stability; then
   exit 0
 fi
 real_servers
+if ! $harness_only; then
+step "the official suite's scenarios for any server, against server-everything over HTTP"
+# Beside the harness's verdicts on the same server (harness-everything-http.json): report.py
+# puts them side by side. The scenarios that need the suite's own tool, prompt and resource
+# names run too, to show why they cannot judge another server.
+p=$(free_port)
+PORT=$p "$NODE" "$BIN/mcp-server-everything" streamableHttp > "$results/official-everything.log" 2>&1 &
+everything_pid=$!
+for _ in $(seq 100); do
+  "$PY" -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2)' "$p" \
+    2>/dev/null && break
+  sleep 0.1
+done
+for scenario in server-initialize ping logging-set-level tools-list resources-list prompts-list \
+  completion-complete resources-templates-read; do
+  rm -rf "$work/official-everything/$scenario"
+  "$NODE" "$BIN/conformance" server --url "http://127.0.0.1:$p/mcp" --scenario "$scenario" \
+    -o "$work/official-everything/$scenario" > "$results/official-everything-$scenario.txt" 2>&1 || true
+  cp "$work/official-everything/$scenario"/*/checks.json \
+    "$results/official-everything-$scenario.json" 2>/dev/null || true
+done
+kill -TERM "$everything_pid" 2>/dev/null || true
+wait "$everything_pid" 2>/dev/null || true
+fi
 if [ -n "$before" ]; then
   "$PY" "$here/timings.py" before "$before" "$results"
   exit 0
