@@ -144,4 +144,7 @@ check_ids! {
     MODERN_MISSING_META_INVALID_PARAMS = "modern.missing-meta-invalid-params",
     MODERN_NO_SERVER_REQUESTS = "modern.no-server-requests",
     MODERN_PING_REMOVED = "modern.ping-removed",
+    MODERN_PROMPTS_LIST_CACHEABLE = "modern.prompts-list-cacheable",
+    MODERN_RESOURCES_LIST_CACHEABLE = "modern.resources-list-cacheable",
+    MODERN_RESOURCE_TEMPLATES_LIST_CACHEABLE = "modern.resource-templates-list-cacheable",
 }

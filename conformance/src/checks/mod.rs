@@ -1,6 +1,7 @@
 //! The built-in checks: Rust code for what needs logic, JSON scenarios for plain replays.
 //! Each names the spec text it rests on and quotes the words that make its level.
 
+mod cacheable;
 mod cancellation;
 mod capabilities;
 mod framing;
@@ -43,6 +44,7 @@ pub fn builtin() -> Result<Vec<Check>, BuiltinError> {
     checks.extend(cancellation::checks());
     checks.extend(http::checks());
     checks.extend(modern::checks());
+    checks.extend(cacheable::checks());
     checks.extend(from_scenarios(BUILTIN_SCENARIOS)?);
     Ok(checks)
 }

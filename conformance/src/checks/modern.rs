@@ -186,7 +186,7 @@ fn result_type_problem(result: &Value, what: &str) -> Option<String> {
 }
 
 /// `ttlMs` (a number >= 0) and `cacheScope` (`"public"` or `"private"`): CacheableResult.
-fn cacheable_problems(result: &Value, what: &str, problems: &mut Vec<String>) {
+pub(crate) fn cacheable_problems(result: &Value, what: &str, problems: &mut Vec<String>) {
     match result.get("ttlMs") {
         Some(Value::Number(n)) if n.as_f64().is_some_and(|n| n >= 0.0) => {}
         Some(other) => problems.push(format!("{what}: ttlMs is {other}, not a number >= 0")),

@@ -47,6 +47,27 @@ pub fn fixture_script() -> PathBuf {
     path
 }
 
+/// `tests/fixtures/feature_server.py` (every server feature, both eras) in `era` (`legacy`,
+/// `modern` or `dual`), correct or with one `--bug`.
+pub fn feature_server(bug: Option<&str>, era: &str) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fixtures")
+        .join("feature_server.py");
+    assert!(script.is_file(), "missing fixture {}", script.display());
+    let mut cmd = vec![
+        "python3".to_owned(),
+        "-S".to_owned(),
+        script.display().to_string(),
+        "--era".to_owned(),
+        era.to_owned(),
+    ];
+    if let Some(bug) = bug {
+        cmd.extend(["--bug".to_owned(), bug.to_owned()]);
+    }
+    cmd
+}
+
 /// The fixture server's command line: correct, or with one `--bug`; legacy unless `era`.
 #[derive(Debug, Clone)]
 pub struct Fixture {
