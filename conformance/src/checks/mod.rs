@@ -2,13 +2,18 @@
 //! Each names the spec text it rests on and quotes the words that make its level.
 
 mod cancellation;
+mod content;
 mod framing;
 mod http;
 mod jsonrpc;
 mod lifecycle;
+mod logging;
 mod modern;
 mod pages;
+mod prompts;
+mod shape;
 mod tools;
+mod twins;
 
 use crate::catalog::Check;
 use crate::check::Transport;
@@ -30,6 +35,8 @@ pub fn builtin() -> Result<Vec<Check>, BuiltinError> {
     checks.extend(lifecycle::checks());
     checks.extend(jsonrpc::checks());
     checks.extend(tools::checks());
+    checks.extend(prompts::checks());
+    checks.extend(logging::checks());
     // Byte framing, stdin, exit and stderr are stdio's; UTF-8 holds on every transport.
     checks.extend(framing::checks().into_iter().map(|c| {
         if ids::FRAMING_UTF8 == c.info.id {
