@@ -141,9 +141,12 @@ fn the_correct_server_passes_every_check_in_both_eras_and_profiles() {
     );
 }
 
+/// Checks and the verdicts they must have.
+type Verdicts = &'static [(&'static str, &'static str)];
+
 /// Each bug, the checks it must change and their verdicts (FAIL for a MUST, WARN for a SHOULD
 /// under the generic profile); every other check passes.
-const BUGS: &[(&str, &[(&str, &str)], &str)] = &[
+const BUGS: &[(&str, Verdicts, &str)] = &[
     (
         "prompts-arguments-not-array",
         &[

@@ -157,7 +157,7 @@ fn uri_field(obj: &Map<String, Value>, path: &str, problems: &mut Problems) {
 /// encoding of no bytes.
 pub(crate) fn is_base64(s: &str) -> bool {
     let bytes = s.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return false;
     }
     let body = s.trim_end_matches('=');
