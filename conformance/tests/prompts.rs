@@ -126,7 +126,8 @@ fn the_correct_server_passes_every_check_in_both_eras_and_profiles() {
         "{}",
         run.context()
     );
-    // What passed says what it saw: every listed prompt got, and its messages counted.
+    // What passed says what it saw: every listed prompt got (greet with the name completion
+    // offered: it refuses the harness's sample), and its messages counted.
     let detail = |id: &str| find(&runs[0].1, id)["detail"].as_str().unwrap().to_owned();
     for id in ["prompts.get-result", "modern.prompts-get-result"] {
         assert_eq!(
@@ -135,6 +136,13 @@ fn the_correct_server_passes_every_check_in_both_eras_and_profiles() {
         );
     }
     assert_eq!(detail("prompts.list-shape"), "3 prompt(s) on 1 page(s)");
+    // greet takes only a name completion/complete offers: got with it, and judged.
+    for id in [
+        "prompts.missing-argument",
+        "modern.prompts-missing-argument",
+    ] {
+        assert_eq!(detail(id), "greet without \"name\": -32602");
+    }
     assert_eq!(
         detail("modern.logging-invalid-level"),
         "tools/list with logLevel \"verbose\": -32602"
@@ -209,7 +217,7 @@ const BUGS: &[(&str, Verdicts, &str)] = &[
             ("prompts.missing-argument", "WARN"),
             ("modern.prompts-missing-argument", "WARN"),
         ],
-        "Greet someone.",
+        "Greet alice.",
     ),
     (
         "logging-set-level-missing",

@@ -165,14 +165,12 @@ async fn listed(p: &mut Probe) -> Result<Vec<Value>, StepError> {
     Ok(pages::list(p, "prompts/list", "prompts").await?.items)
 }
 
-/// `{name: SAMPLE}` for each required argument of `prompt`, except `leave_out`.
-fn arguments_for(prompt: &Value, leave_out: Option<&str>) -> Value {
-    let mut args = Map::new();
-    for argument in required_arguments(prompt) {
-        if Some(argument) != leave_out {
-            args.insert(argument.to_owned(), json!(SAMPLE));
-        }
-    }
+/// `{name: SAMPLE}` for each required argument of `prompt`.
+fn arguments_for(prompt: &Value) -> Value {
+    let args = required_arguments(prompt)
+        .into_iter()
+        .map(|argument| (argument.to_owned(), json!(SAMPLE)))
+        .collect();
     Value::Object(args)
 }
 
@@ -195,6 +193,58 @@ async fn get(p: &mut Probe, name: &str, arguments: Value) -> Result<Value, StepE
         Some(json!({"name": name, "arguments": arguments})),
     )
     .await?)
+}
+
+/// `prompts/get` of `prompt` with its required arguments filled: set to [`SAMPLE`], and, if
+/// that gets an error and the server declares `completions` in `era`, to the first value
+/// `completion/complete` offers for each (a read-only request). The arguments sent last, and
+/// the reply to them.
+async fn get_filled(
+    ctx: &Ctx,
+    era: Era,
+    p: &mut Probe,
+    name: &str,
+    prompt: &Value,
+) -> Result<(Value, Value), StepError> {
+    let arguments = arguments_for(prompt);
+    let reply = get(p, name, arguments.clone()).await?;
+    if reply.get("error").is_none() || !ctx.era().declares(Capability::Completions, era) {
+        return Ok((arguments, reply));
+    }
+    let completed = completed_arguments(p, name, prompt).await?;
+    if completed == arguments {
+        return Ok((arguments, reply));
+    }
+    let reply = get(p, name, completed.clone()).await?;
+    Ok((completed, reply))
+}
+
+/// Each required argument of `prompt` set to the first value `completion/complete` offers for
+/// it (given the ones chosen before it), or to [`SAMPLE`] where it offers none.
+async fn completed_arguments(
+    p: &mut Probe,
+    name: &str,
+    prompt: &Value,
+) -> Result<Value, StepError> {
+    let mut chosen = Map::new();
+    for argument in required_arguments(prompt) {
+        let reply = p
+            .request(
+                "completion/complete",
+                Some(json!({
+                    "ref": {"type": "ref/prompt", "name": name},
+                    "argument": {"name": argument, "value": ""},
+                    "context": {"arguments": chosen.clone()},
+                })),
+            )
+            .await?;
+        let offered = reply
+            .pointer("/result/completion/values/0")
+            .and_then(Value::as_str)
+            .unwrap_or(SAMPLE);
+        chosen.insert(argument.to_owned(), json!(offered));
+    }
+    Ok(Value::Object(chosen))
 }
 
 /// Why a reply to `prompts/get` has no messages to judge, if it has none: an error (the
@@ -222,8 +272,8 @@ async fn get_result(ctx: &Ctx, era: Era) -> Outcome {
     let mut problems = Problems::default();
     let (mut judged, mut unjudged) = (Vec::new(), Vec::new());
     for (name, prompt) in names {
-        let reply = step!(
-            get(&mut p, name, arguments_for(prompt, None)).await,
+        let (_, reply) = step!(
+            get_filled(ctx, era, &mut p, name, prompt).await,
             format!("a reply to prompts/get {name}")
         );
         if let Some(why) = not_judged(&reply) {
@@ -247,7 +297,8 @@ async fn get_result(ctx: &Ctx, era: Era) -> Outcome {
     }
     if judged.is_empty() {
         return Outcome::Skip(format!(
-            "no prompts/get with the required arguments set to {SAMPLE:?} got a result: {}",
+            "no prompts/get with the required arguments filled (set to {SAMPLE:?}, or to \
+             what completion/complete offers) got a result: {}",
             unjudged.join("; ")
         ));
     }
@@ -320,20 +371,24 @@ async fn missing_argument(ctx: &Ctx, era: Era) -> Outcome {
     }) else {
         return Outcome::Skip("no listed prompt has a required argument".to_owned());
     };
-    let control = step!(
-        get(&mut p, name, arguments_for(prompt, None)).await,
+    let (mut arguments, control) = step!(
+        get_filled(ctx, era, &mut p, name, prompt).await,
         format!("a reply to prompts/get {name}")
     );
     if let Some(why) =
         not_judged(&control).or_else(|| control.get("result").is_none().then(|| describe(&control)))
     {
         return Outcome::Skip(format!(
-            "prompts/get {name} with its required arguments set to {SAMPLE:?} got {why}: an \
-             error without {argument:?} would prove nothing"
+            "prompts/get {name} with its required arguments filled ({}) got {why}: an error \
+             without {argument:?} would prove nothing",
+            short(&arguments)
         ));
     }
+    if let Some(args) = arguments.as_object_mut() {
+        args.remove(argument);
+    }
     let reply = step!(
-        get(&mut p, name, arguments_for(prompt, Some(argument))).await,
+        get(&mut p, name, arguments).await,
         format!("a reply to prompts/get {name}")
     );
     match reply.pointer("/error/code").and_then(Value::as_i64) {
@@ -368,15 +423,11 @@ mod tests {
     }
 
     #[test]
-    fn required_arguments_are_filled_and_one_left_out() {
+    fn required_arguments_are_filled() {
         let prompt = json!({"name": "p", "arguments": [{"name": "a", "required": true},
             {"name": "b"}, {"name": "c", "required": true}]});
         assert_eq!(required_arguments(&prompt), ["a", "c"]);
-        assert_eq!(
-            arguments_for(&prompt, None),
-            json!({"a": SAMPLE, "c": SAMPLE})
-        );
-        assert_eq!(arguments_for(&prompt, Some("a")), json!({"c": SAMPLE}));
+        assert_eq!(arguments_for(&prompt), json!({"a": SAMPLE, "c": SAMPLE}));
     }
 
     #[test]
