@@ -57,7 +57,7 @@ pub fn checks() -> Vec<Check> {
                 what: "prompts/get of listed prompts (required arguments filled) returns messages with role \"user\" or \"assistant\" and a valid content block (image and audio data base64 with a MIME type)",
                 spec: "server/prompts.mdx, Getting a Prompt, PromptMessage; schema.ts GetPromptResult, ContentBlock",
                 quote: "The image data MUST be base64-encoded and include a valid MIME type. / The audio data MUST be base64-encoded and include a valid MIME type. / Resources can contain either text or binary (blob) data and MUST include: A valid resource URI ... Either text content or base64-encoded blob data",
-                because: "and the required, typed fields of GetPromptResult and PromptMessage in schema.ts",
+                because: "and the required, typed fields of GetPromptResult and PromptMessage in schema.ts; an embedded resource's MIME type, which the page's list also names, is optional in schema.ts (ResourceContents.mimeType?): judged only where present",
                 run: [
                     |ctx| get_result(ctx, Era::Legacy).boxed(),
                     |ctx| get_result(ctx, Era::Modern).boxed(),
@@ -316,7 +316,13 @@ fn messages_shape(result: &Value, path: &str, problems: &mut Problems) -> usize 
     };
     problems.optional(obj, "description", Kind::Str, path);
     let Some(messages) = obj.get("messages").and_then(Value::as_array) else {
-        problems.push(&format!("{path}.messages"), "is not an array");
+        let got = obj
+            .get("messages")
+            .map_or_else(|| "missing".to_owned(), short);
+        problems.push(
+            &format!("{path}.messages"),
+            format!("is not an array: {got}"),
+        );
         return 0;
     };
     for (i, message) in messages.iter().enumerate() {
