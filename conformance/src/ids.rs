@@ -92,6 +92,20 @@ check_ids! {
     TOOLS_CALL_RESULT_SHAPE = "tools.call-result-shape",
     TOOLS_STRUCTURED_CONTENT = "tools.structured-content",
 
+    PROMPTS_LIST_SHAPE = "prompts.list-shape",
+    PROMPTS_INVALID_CURSOR = "prompts.invalid-cursor",
+    PROMPTS_GET_RESULT = "prompts.get-result",
+    PROMPTS_UNKNOWN_PROMPT = "prompts.unknown-prompt",
+    PROMPTS_MISSING_ARGUMENT = "prompts.missing-argument",
+    MODERN_PROMPTS_LIST_SHAPE = "modern.prompts-list-shape",
+    MODERN_PROMPTS_INVALID_CURSOR = "modern.prompts-invalid-cursor",
+    MODERN_PROMPTS_GET_RESULT = "modern.prompts-get-result",
+    MODERN_PROMPTS_UNKNOWN_PROMPT = "modern.prompts-unknown-prompt",
+    MODERN_PROMPTS_MISSING_ARGUMENT = "modern.prompts-missing-argument",
+
+    LOGGING_SET_LEVEL = "logging.set-level",
+    LOGGING_INVALID_LEVEL = "logging.invalid-level",
+    MODERN_LOGGING_INVALID_LEVEL = "modern.logging-invalid-level",
     CAPABILITIES_UNDECLARED = "capabilities.undeclared",
     MODERN_CAPABILITIES_UNDECLARED = "modern.capabilities-undeclared",
 

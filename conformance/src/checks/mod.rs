@@ -4,13 +4,18 @@
 mod cacheable;
 mod cancellation;
 mod capabilities;
+mod content;
 mod framing;
 mod http;
 mod jsonrpc;
 mod lifecycle;
+mod logging;
 mod modern;
 mod pages;
+mod prompts;
+mod shape;
 mod tools;
+mod twins;
 
 use crate::catalog::Check;
 use crate::check::Transport;
@@ -32,6 +37,8 @@ pub fn builtin() -> Result<Vec<Check>, BuiltinError> {
     checks.extend(lifecycle::checks());
     checks.extend(jsonrpc::checks());
     checks.extend(tools::checks());
+    checks.extend(prompts::checks());
+    checks.extend(logging::checks());
     checks.extend(capabilities::checks());
     // Byte framing, stdin, exit and stderr are stdio's; UTF-8 holds on every transport.
     checks.extend(framing::checks().into_iter().map(|c| {
