@@ -2,12 +2,14 @@
 //! Each names the spec text it rests on and quotes the words that make its level.
 
 mod cancellation;
+mod completions;
 mod framing;
 mod http;
 mod jsonrpc;
 mod lifecycle;
 mod modern;
 mod pages;
+mod resources;
 mod tools;
 
 use crate::catalog::Check;
@@ -30,6 +32,8 @@ pub fn builtin() -> Result<Vec<Check>, BuiltinError> {
     checks.extend(lifecycle::checks());
     checks.extend(jsonrpc::checks());
     checks.extend(tools::checks());
+    checks.extend(resources::checks());
+    checks.extend(completions::checks());
     // Byte framing, stdin, exit and stderr are stdio's; UTF-8 holds on every transport.
     checks.extend(framing::checks().into_iter().map(|c| {
         if ids::FRAMING_UTF8 == c.info.id {

@@ -1,0 +1,633 @@
+//! Resources (`server/resources.mdx` of each era, `schema.ts` Resource, ResourceTemplate,
+//! ReadResourceResult): lists and their pages, reads of listed resources, an unknown URI,
+//! templates as RFC 6570 templates, and (legacy) subscriptions. Each check is written once
+//! and declared per era, with the words of that era's page.
+
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::Engine as _;
+use futures::FutureExt;
+use iri_string::template::UriTemplateStr;
+use serde_json::{json, Value};
+
+use super::pages::{self, Listed};
+use super::{step, StepError};
+use crate::capability::Capability;
+use crate::catalog::Check;
+use crate::check::{Level, Outcome, RunsIn};
+use crate::ctx::Ctx;
+use crate::era::Era;
+use crate::ids;
+use crate::pattern::{describe, short};
+use crate::probe::Probe;
+
+/// A URI no server serves: the unknown-resource checks read it.
+const UNKNOWN_URI: &str = "mcp-conformance://no-such-resource/never-listed";
+
+const LEGACY_PAGE: &str = "2025-11-25 server/resources.mdx";
+const MODERN_PAGE: &str = "2026-07-28 server/resources.mdx";
+
+pub fn checks() -> Vec<Check> {
+    let mut checks = legacy();
+    checks.extend(modern());
+    checks
+}
+
+/// The check in `era`'s shared session, judged where the server declares `capability` there.
+pub(crate) fn in_era(check: Check, era: Era, capability: Capability) -> Check {
+    let runs_in = match era {
+        Era::Legacy => RunsIn::Legacy,
+        Era::Modern => RunsIn::Modern,
+    };
+    check.runs_in(runs_in).needs(capability, era)
+}
+
+fn spec(era: Era, section: &str) -> String {
+    let page = match era {
+        Era::Legacy => LEGACY_PAGE,
+        Era::Modern => MODERN_PAGE,
+    };
+    format!("{page}, {section}")
+}
+
+const LIST_QUOTE: &str = "schema.ts: ListResourcesResult { resources: Resource[] }; Resource { uri: string; name: string; title?: string; description?: string; mimeType?: string; size?: number }";
+const TEMPLATES_QUOTE: &str = "schema.ts: ListResourceTemplatesResult { resourceTemplates: ResourceTemplate[] }; ResourceTemplate { uriTemplate: string; name: string; title?: string; description?: string; mimeType?: string }";
+const CURSOR_QUOTE: &str =
+    "Invalid cursors SHOULD result in an error with code -32602 (Invalid params).";
+const READ_QUOTE: &str = "schema.ts: ReadResourceResult { contents: (TextResourceContents | BlobResourceContents)[] }; ResourceContents { uri: string; mimeType?: string }; TextResourceContents { text: string }; BlobResourceContents { blob: string (@format byte: base64) } / Binary data MUST be properly encoded";
+const TEMPLATE_RFC_QUOTE: &str = "schema.ts ResourceTemplate.uriTemplate: A URI template (according to RFC 6570) that can be used to construct resource URIs. @format uri-template";
+
+fn legacy() -> Vec<Check> {
+    let era = Era::Legacy;
+    let r = Capability::Resources;
+    vec![
+        in_era(list_check(ids::RESOURCES_LIST_SHAPE, era, |ctx| list_shape(ctx, Era::Legacy).boxed()), era, r),
+        in_era(
+            templates_check(ids::RESOURCES_TEMPLATES_LIST_SHAPE, era, |ctx| templates_shape(ctx, Era::Legacy).boxed()),
+            era,
+            r,
+        ),
+        in_era(cursor_check(ids::RESOURCES_INVALID_CURSOR, era, |ctx| invalid_cursor(ctx, Era::Legacy).boxed()), era, r),
+        in_era(read_check(ids::RESOURCES_READ_SHAPE, era, |ctx| read_shape(ctx, Era::Legacy).boxed()), era, r),
+        in_era(
+            Check::code(
+                ids::RESOURCES_UNKNOWN_URI,
+                Level::Should,
+                "resources/read of a URI the server never listed gets the error -32002 (resource not found)",
+                &spec(era, "Error Handling"),
+                |ctx| unknown_uri(ctx, Era::Legacy).boxed(),
+            )
+            .quote("Servers SHOULD return standard JSON-RPC errors for common failure cases: Resource not found: -32002"),
+            era,
+            r,
+        ),
+        in_era(rfc6570_check(ids::RESOURCES_TEMPLATES_RFC6570, era, |ctx| templates_rfc6570(ctx, Era::Legacy).boxed()), era, r),
+        in_era(
+            Check::code(
+                ids::RESOURCES_SUBSCRIBE,
+                Level::Must,
+                "with resources.subscribe: true declared, resources/subscribe and resources/unsubscribe of a listed resource get results (EmptyResult)",
+                &spec(era, "Subscriptions; schema.ts SubscribeRequest, UnsubscribeRequest"),
+                |ctx| subscribe(ctx).boxed(),
+            )
+            .quote("schema.ts ServerCapabilities.resources.subscribe: Whether this server supports subscribing to resource updates. / SubscribeRequest, UnsubscribeRequest: result EmptyResult")
+            .because("the result's type is the schema's; an error reply is reported (INFO), as no sentence requires the request to succeed"),
+            era,
+            Capability::ResourceSubscribe,
+        ),
+    ]
+}
+
+fn modern() -> Vec<Check> {
+    let era = Era::Modern;
+    let r = Capability::Resources;
+    vec![
+        in_era(list_check(ids::MODERN_RESOURCES_LIST_SHAPE, era, |ctx| list_shape(ctx, Era::Modern).boxed()), era, r),
+        in_era(
+            templates_check(
+                ids::MODERN_RESOURCES_TEMPLATES_LIST_SHAPE,
+                era,
+                |ctx| templates_shape(ctx, Era::Modern).boxed(),
+            ),
+            era,
+            r,
+        ),
+        in_era(
+            cursor_check(ids::MODERN_RESOURCES_INVALID_CURSOR, era, |ctx| invalid_cursor(ctx, Era::Modern).boxed()),
+            era,
+            r,
+        ),
+        in_era(read_check(ids::MODERN_RESOURCES_READ_SHAPE, era, |ctx| read_shape(ctx, Era::Modern).boxed()), era, r),
+        in_era(
+            Check::code(
+                ids::MODERN_RESOURCES_UNKNOWN_URI,
+                Level::Must,
+                "resources/read of a URI the server never listed gets the error -32602, not a result (an empty contents array least of all)",
+                &spec(era, "Error Handling"),
+                |ctx| unknown_uri(ctx, Era::Modern).boxed(),
+            )
+            .quote("If the requested resource does not exist, servers MUST return a JSON-RPC error with code -32602 (Invalid Params). / Servers MUST NOT return an empty contents array for a non-existent resource.")
+            .because("-32002 is what earlier versions used: clients SHOULD accept it, but the 2026-07-28 server MUST send -32602"),
+            era,
+            r,
+        ),
+        in_era(
+            rfc6570_check(ids::MODERN_RESOURCES_TEMPLATES_RFC6570, era, |ctx| templates_rfc6570(ctx, Era::Modern).boxed()),
+            era,
+            r,
+        ),
+    ]
+}
+
+type Body = crate::catalog::CheckFn;
+
+fn list_check(id: ids::CheckId, era: Era, f: Body) -> Check {
+    Check::code(
+        id,
+        Level::Must,
+        "resources/list returns resources with string uri and name (title, description, mimeType strings and size a number where present); every page followed, a cursor loop is a failure",
+        &spec(era, "Listing Resources; schema.ts ListResourcesResult, Resource"),
+        f,
+    )
+    .quote(LIST_QUOTE)
+    .because("required and typed fields of the schema; a list whose pages never end cannot be read")
+}
+
+fn templates_check(id: ids::CheckId, era: Era, f: Body) -> Check {
+    Check::code(
+        id,
+        Level::Must,
+        "resources/templates/list returns templates with string uriTemplate and name (title, description, mimeType strings where present); every page followed",
+        &spec(era, "Resource Templates; schema.ts ListResourceTemplatesResult, ResourceTemplate"),
+        f,
+    )
+    .quote(TEMPLATES_QUOTE)
+    .because("required and typed fields of the schema; an error reply is reported (INFO): no sentence requires templates")
+}
+
+fn cursor_check(id: ids::CheckId, era: Era, f: Body) -> Check {
+    let page = match era {
+        Era::Legacy => "2025-11-25 server/utilities/pagination.mdx, Error Handling",
+        Era::Modern => "2026-07-28 server/utilities/pagination.mdx, Error Handling",
+    };
+    Check::code(
+        id,
+        Level::Should,
+        "resources/list with a cursor the server never issued gets -32602",
+        page,
+        f,
+    )
+    .quote(CURSOR_QUOTE)
+}
+
+fn read_check(id: ids::CheckId, era: Era, f: Body) -> Check {
+    Check::code(
+        id,
+        Level::Must,
+        "resources/read of listed resources (at most --max-items) returns contents with a string uri, a string text or a base64 blob, and a string mimeType where present",
+        &spec(era, "Reading Resources, Security Considerations; schema.ts ReadResourceResult"),
+        f,
+    )
+    .quote(READ_QUOTE)
+    .because("required and typed fields of the schema; a read answered with an error is reported, not judged: the page lets a read fail (-32603 for internal errors)")
+}
+
+fn rfc6570_check(id: ids::CheckId, era: Era, f: Body) -> Check {
+    Check::code(
+        id,
+        Level::Must,
+        "every listed resource template's uriTemplate is an RFC 6570 URI template",
+        &spec(era, "Resource Templates; schema.ts ResourceTemplate"),
+        f,
+    )
+    .quote(TEMPLATE_RFC_QUOTE)
+    .because("the schema types the field as an RFC 6570 template: a string that does not parse as one is not of the type")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lists
+// ---------------------------------------------------------------------------------------------
+
+/// The items of every page of `method` as far as they could be followed: a loop is the list
+/// checks' finding, so other checks use what was listed before it.
+pub(crate) async fn items(p: &mut Probe, method: &str, key: &str) -> Result<Vec<Value>, StepError> {
+    Ok(pages::list(p, method, key).await?.items)
+}
+
+/// The pages of `resources/templates/list`, or the error reply its first page got (`Err`
+/// inside): a server with resources need not serve templates.
+pub(crate) async fn templates(p: &mut Probe) -> Result<Result<Listed, String>, StepError> {
+    let first = p.request("resources/templates/list", None).await?;
+    if first.get("error").is_some() {
+        return Ok(Err(format!(
+            "resources/templates/list got {}",
+            describe(&first)
+        )));
+    }
+    Ok(Ok(pages::list(
+        p,
+        "resources/templates/list",
+        "resourceTemplates",
+    )
+    .await?))
+}
+
+/// What is wrong with an item: `required` fields that are not strings, `strings` that are
+/// present and not strings, `numbers` present and not numbers.
+fn field_problems(
+    item: &Value,
+    required: &[&str],
+    strings: &[&str],
+    numbers: &[&str],
+) -> Vec<String> {
+    let label = required
+        .iter()
+        .find_map(|key| item.get(*key).and_then(Value::as_str))
+        .map_or_else(|| short(item), str::to_owned);
+    if !item.is_object() {
+        return vec![format!("an item that is not an object: {}", short(item))];
+    }
+    let mut problems = Vec::new();
+    for key in required {
+        if !item.get(*key).is_some_and(Value::is_string) {
+            problems.push(format!("{label}: {key} is not a string (required)"));
+        }
+    }
+    for key in strings {
+        if item.get(*key).is_some_and(|v| !v.is_string()) {
+            problems.push(format!(
+                "{label}: {key} is not a string: {}",
+                short(&item[*key])
+            ));
+        }
+    }
+    for key in numbers {
+        if item.get(*key).is_some_and(|v| !v.is_number()) {
+            problems.push(format!(
+                "{label}: {key} is not a number: {}",
+                short(&item[*key])
+            ));
+        }
+    }
+    problems
+}
+
+fn resource_problems(resource: &Value) -> Vec<String> {
+    field_problems(
+        resource,
+        &["uri", "name"],
+        &["title", "description", "mimeType"],
+        &["size"],
+    )
+}
+
+fn template_problems(template: &Value) -> Vec<String> {
+    field_problems(
+        template,
+        &["uriTemplate", "name"],
+        &["title", "description", "mimeType"],
+        &[],
+    )
+}
+
+/// The list's verdict: its items' problems and where following its pages stopped.
+fn judge_list(listed: &Listed, noun: &str, problems: impl Fn(&Value) -> Vec<String>) -> Outcome {
+    let mut found: Vec<String> = listed.stopped.iter().cloned().collect();
+    found.extend(listed.items.iter().flat_map(problems));
+    if found.is_empty() {
+        Outcome::pass(format!(
+            "{} {noun}(s) on {} page(s)",
+            listed.items.len(),
+            listed.pages.len()
+        ))
+    } else {
+        Outcome::fail(
+            format!("well-formed {noun}s, pages that end"),
+            found.join("\n"),
+        )
+    }
+}
+
+async fn list_shape(ctx: &Ctx, era: Era) -> Outcome {
+    let mut p = step!(ctx.session(era).await, "a session");
+    let listed = step!(
+        pages::list(&mut p, "resources/list", "resources").await,
+        "a resources/list result"
+    );
+    judge_list(&listed, "resource", resource_problems)
+}
+
+async fn templates_shape(ctx: &Ctx, era: Era) -> Outcome {
+    let mut p = step!(ctx.session(era).await, "a session");
+    match step!(templates(&mut p).await, "a resources/templates/list result") {
+        Ok(listed) => judge_list(&listed, "template", template_problems),
+        Err(why) => Outcome::Observed(format!("{why}: no templates to judge")),
+    }
+}
+
+async fn invalid_cursor(ctx: &Ctx, era: Era) -> Outcome {
+    let mut p = step!(ctx.session(era).await, "a session");
+    let reply = step!(
+        p.request(
+            "resources/list",
+            Some(json!({"cursor": "mcp-conformance-no-such-cursor"}))
+        )
+        .await,
+        "a reply"
+    );
+    match reply.pointer("/error/code").and_then(Value::as_i64) {
+        Some(-32602) => Outcome::pass("-32602"),
+        _ => Outcome::fail("error -32602", describe(&reply)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+// ---------------------------------------------------------------------------------------------
+
+/// Standard base64 (RFC 4648 §4) with its padding; bits after the last byte are not judged
+/// (RFC 4648 §3.5 lets a decoder accept them).
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+);
+
+/// What is wrong with one item of `contents`.
+fn content_problems(read: &str, content: &Value) -> Vec<String> {
+    if !content.is_object() {
+        return vec![format!(
+            "{read}: a contents item that is not an object: {}",
+            short(content)
+        )];
+    }
+    let mut problems: Vec<String> =
+        field_problems(content, &["uri"], &["mimeType", "text", "blob"], &[])
+            .into_iter()
+            .map(|p| format!("{read}: {p}"))
+            .collect();
+    match (content.get("text"), content.get("blob")) {
+        (None, None) => problems.push(format!(
+            "{read}: a contents item with neither text nor blob: {}",
+            short(content)
+        )),
+        (_, Some(Value::String(blob))) => {
+            if let Err(e) = BASE64.decode(blob) {
+                problems.push(format!(
+                    "{read}: blob is not standard base64 ({e}): {}",
+                    short(&Value::String(blob.clone()))
+                ));
+            }
+        }
+        _ => {}
+    }
+    problems
+}
+
+/// What is wrong with a `resources/read` result for `uri`.
+pub(crate) fn read_problems(uri: &str, result: &Value) -> Vec<String> {
+    match result.get("contents").and_then(Value::as_array) {
+        Some(contents) => contents
+            .iter()
+            .flat_map(|c| content_problems(uri, c))
+            .collect(),
+        None => vec![format!(
+            "{uri}: result.contents is not an array: {}",
+            short(result)
+        )],
+    }
+}
+
+/// A 2026-07-28 result that asks for input first (multi round-trip requests): no contents yet.
+fn input_required(result: &Value) -> bool {
+    result
+        .get("resultType")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t != "complete")
+}
+
+/// The URIs of the first `max` listed resources.
+fn uris(resources: &[Value], max: usize) -> Vec<String> {
+    resources
+        .iter()
+        .filter_map(|r| r.get("uri").and_then(Value::as_str))
+        .take(max)
+        .map(str::to_owned)
+        .collect()
+}
+
+async fn read_shape(ctx: &Ctx, era: Era) -> Outcome {
+    let mut p = step!(ctx.session(era).await, "a session");
+    let resources = step!(
+        items(&mut p, "resources/list", "resources").await,
+        "a resources/list result"
+    );
+    let uris = uris(&resources, ctx.config().max_items);
+    if uris.is_empty() {
+        return Outcome::Skip("resources/list lists no resource with a string uri to read".into());
+    }
+    let (mut problems, mut unjudged, mut judged) = (Vec::new(), Vec::new(), 0);
+    for uri in &uris {
+        let reply = step!(
+            p.request("resources/read", Some(json!({"uri": uri}))).await,
+            format!("a resources/read reply for {uri}")
+        );
+        match reply.get("result") {
+            Some(result) if input_required(result) => {
+                unjudged.push(format!("{uri}: asks for input first ({})", short(result)));
+            }
+            Some(result) => {
+                judged += 1;
+                problems.extend(read_problems(uri, result));
+            }
+            None => unjudged.push(format!("{uri}: {}", describe(&reply))),
+        }
+    }
+    if !problems.is_empty() {
+        return Outcome::fail("well-formed contents", problems.join("\n"));
+    }
+    if judged == 0 {
+        return Outcome::Observed(format!(
+            "no read of a listed resource returned contents to judge:\n{}",
+            unjudged.join("\n")
+        ));
+    }
+    let mut text = format!("{judged} resource(s) read, contents well formed");
+    if !unjudged.is_empty() {
+        text.push_str(&format!("; not judged:\n{}", unjudged.join("\n")));
+    }
+    Outcome::pass(text)
+}
+
+async fn unknown_uri(ctx: &Ctx, era: Era) -> Outcome {
+    let mut p = step!(ctx.session(era).await, "a session");
+    let reply = step!(
+        p.request("resources/read", Some(json!({"uri": UNKNOWN_URI})))
+            .await,
+        "a reply"
+    );
+    judge_unknown(era, &reply)
+}
+
+/// The verdict on the reply to a read of a URI that does not exist.
+fn judge_unknown(era: Era, reply: &Value) -> Outcome {
+    let code = reply.pointer("/error/code").and_then(Value::as_i64);
+    let empty = reply
+        .pointer("/result/contents")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty);
+    match (era, code) {
+        (Era::Legacy, Some(-32002)) | (Era::Modern, Some(-32602)) => {
+            Outcome::pass(describe(reply))
+        }
+        (Era::Legacy, _) => Outcome::fail("error -32002 (resource not found)", describe(reply)),
+        (Era::Modern, Some(-32002)) => Outcome::fail(
+            "error -32602",
+            "error -32002, the code of earlier versions (clients accept it for backwards compatibility; a 2026-07-28 server MUST send -32602)",
+        ),
+        (Era::Modern, _) if empty => Outcome::fail(
+            "error -32602, never an empty contents array for a non-existent resource",
+            describe(reply),
+        ),
+        (Era::Modern, _) => Outcome::fail("error -32602", describe(reply)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Templates
+// ---------------------------------------------------------------------------------------------
+
+/// The template's variables in order, or why it is not an RFC 6570 template.
+pub(crate) fn template_variables(template: &str) -> Result<Vec<String>, String> {
+    let parsed = UriTemplateStr::new(template).map_err(|e| e.to_string())?;
+    Ok(parsed.variables().map(|v| v.as_str().to_owned()).collect())
+}
+
+async fn templates_rfc6570(ctx: &Ctx, era: Era) -> Outcome {
+    let mut p = step!(ctx.session(era).await, "a session");
+    let listed = match step!(templates(&mut p).await, "a resources/templates/list reply") {
+        Ok(listed) => listed,
+        Err(why) => return Outcome::Skip(format!("{why}: no templates to judge")),
+    };
+    let texts: Vec<&str> = listed
+        .items
+        .iter()
+        .filter_map(|t| t.get("uriTemplate").and_then(Value::as_str))
+        .collect();
+    if texts.is_empty() {
+        return Outcome::Skip("resources/templates/list lists no uriTemplate string".into());
+    }
+    let bad: Vec<String> = texts
+        .iter()
+        .filter_map(|t| template_variables(t).err().map(|e| format!("{t:?}: {e}")))
+        .collect();
+    if bad.is_empty() {
+        Outcome::pass(format!("{} template(s) parse as RFC 6570", texts.len()))
+    } else {
+        Outcome::fail("RFC 6570 URI templates", bad.join("\n"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subscriptions (2025-11-25; 2026-07-28 replaces them with subscriptions/listen)
+// ---------------------------------------------------------------------------------------------
+
+async fn subscribe(ctx: &Ctx) -> Outcome {
+    let mut p = step!(ctx.ready().await, "a complete handshake");
+    let resources = step!(
+        items(&mut p, "resources/list", "resources").await,
+        "a resources/list result"
+    );
+    let Some(uri) = uris(&resources, 1).pop() else {
+        return Outcome::Skip("resources/list lists no resource to subscribe to".into());
+    };
+    let (mut problems, mut errors) = (Vec::new(), Vec::new());
+    for method in ["resources/subscribe", "resources/unsubscribe"] {
+        let reply = step!(
+            p.request(method, Some(json!({"uri": uri}))).await,
+            format!("a {method} reply")
+        );
+        match (reply.get("result"), reply.get("error")) {
+            (Some(r), _) if r.is_object() => {}
+            (Some(r), _) => {
+                problems.push(format!("{method}: result is not an object: {}", short(r)))
+            }
+            (None, Some(_)) => errors.push(format!("{method}: {}", describe(&reply))),
+            (None, None) => problems.push(format!("{method}: {}", short(&reply))),
+        }
+    }
+    if !problems.is_empty() {
+        return Outcome::fail(
+            "results of type EmptyResult (an object)",
+            problems.join("\n"),
+        );
+    }
+    if !errors.is_empty() {
+        return Outcome::Observed(format!(
+            "resources.subscribe is declared, yet for {uri}:\n{}",
+            errors.join("\n")
+        ));
+    }
+    Outcome::pass(format!("subscribed to and unsubscribed from {uri}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blobs_must_be_padded_standard_base64() {
+        let ok = json!({"contents": [{"uri": "x:a", "blob": "AAEC"}, {"uri": "x:b", "blob": "AA=="}, {"uri": "x:c", "text": ""}]});
+        assert_eq!(read_problems("x:a", &ok), Vec::<String>::new());
+        for blob in ["AA", "not base64!", "AA-_", "AA==\n"] {
+            let bad = json!({"contents": [{"uri": "x:a", "blob": blob}]});
+            assert_eq!(read_problems("x:a", &bad).len(), 1, "{blob:?}");
+        }
+    }
+
+    #[test]
+    fn contents_need_a_uri_and_text_or_blob() {
+        let result = json!({"contents": [{"text": "t"}, {"uri": "x:a"}, {"uri": "x:a", "text": 1, "mimeType": 2}]});
+        let problems = read_problems("x:a", &result);
+        assert_eq!(problems.len(), 4, "{problems:?}");
+        assert!(read_problems("x:a", &json!({"contents": {}}))[0].contains("not an array"));
+    }
+
+    #[test]
+    fn unknown_resource_codes_per_era() {
+        let error = |code: i64| json!({"error": {"code": code, "message": "m"}});
+        let pass = |o: Outcome| matches!(o, Outcome::Pass(_));
+        assert!(pass(judge_unknown(Era::Legacy, &error(-32002))));
+        assert!(!pass(judge_unknown(Era::Legacy, &error(-32602))));
+        assert!(pass(judge_unknown(Era::Modern, &error(-32602))));
+        assert!(!pass(judge_unknown(Era::Modern, &error(-32002))));
+        let empty = json!({"result": {"contents": []}});
+        assert!(!pass(judge_unknown(Era::Legacy, &empty)));
+        match judge_unknown(Era::Modern, &empty) {
+            Outcome::Fail { expected, .. } => assert!(expected.contains("empty contents")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn templates_parse_as_rfc_6570() {
+        assert_eq!(
+            template_variables("file:///{path}{?q,lang}").as_deref(),
+            Ok(&["path".to_owned(), "q".to_owned(), "lang".to_owned()][..])
+        );
+        assert_eq!(template_variables("fixture://plain"), Ok(vec![]));
+        for bad in ["fixture://notes/{name", "x://{na me}", "x://{}", "x://}"] {
+            assert!(template_variables(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn resources_need_string_uri_and_name() {
+        assert!(resource_problems(&json!({"uri": "x:a", "name": "a", "size": 3})).is_empty());
+        assert_eq!(resource_problems(&json!({"uri": "x:a"})).len(), 1);
+        assert_eq!(
+            resource_problems(&json!({"uri": "x:a", "name": "a", "mimeType": 1, "size": "3"}))
+                .len(),
+            2
+        );
+        assert_eq!(template_problems(&json!({"name": "n"})).len(), 1);
+    }
+}
