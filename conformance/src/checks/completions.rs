@@ -58,7 +58,7 @@ pub fn checks() -> Vec<Check> {
                 "2026-07-28 server/utilities/completion.mdx, Completion Results; schema.ts CompleteResult",
                 |ctx| values_max(ctx, Era::Modern).boxed(),
             )
-            .quote("schema.ts: values: string[] — An array of completion values. Must not exceed 100 items. @maxItems 100")
+            .quote("schema.ts CompleteResult.completion.values: An array of completion values. Must not exceed 100 items. @maxItems 100")
             .because("the 2026-07-28 schema constrains the array (@maxItems 100, part of its JSON Schema)"),
             Era::Modern,
             c,

@@ -89,7 +89,7 @@ fn legacy() -> Vec<Check> {
                 &spec(era, "Subscriptions; schema.ts SubscribeRequest, UnsubscribeRequest"),
                 |ctx| subscribe(ctx).boxed(),
             )
-            .quote("schema.ts ServerCapabilities.resources.subscribe: Whether this server supports subscribing to resource updates. / SubscribeRequest, UnsubscribeRequest: result EmptyResult")
+            .quote("schema.ts ServerCapabilities.resources.subscribe: Whether this server supports subscribing to resource updates. / export type EmptyResult = Result; (the result of resources/subscribe and resources/unsubscribe)")
             .because("the result's type is the schema's; an error reply is reported (INFO), as no sentence requires the request to succeed"),
             era,
             Capability::ResourceSubscribe,
