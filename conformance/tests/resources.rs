@@ -93,6 +93,12 @@ fn the_correct_server_passes_every_check_in_both_eras_and_profiles() {
         let (run, report) = harness_run("dual", None, profile);
         assert_statuses(&run, &report, &all, &[]);
         assert_exit(&run, 0);
+        for id in ["resources.read-shape", "modern.resources-read-shape"] {
+            assert_eq!(
+                common::find(&report, id)["detail"],
+                "5 read(s) of 4 listed resource(s) and 1 URI(s) from templates, contents well formed",
+            );
+        }
     }
     let (run, report) = harness_run("legacy", None, "strict");
     assert_statuses(&run, &report, LEGACY, &[]);
@@ -158,6 +164,13 @@ const BUGS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "templates-bad-read",
+        &[
+            ("resources.read-shape", "FAIL"),
+            ("modern.resources-read-shape", "FAIL"),
+        ],
+    ),
+    (
         "templates-bad-rfc6570",
         &[
             ("resources.templates-rfc6570", "FAIL"),
@@ -217,6 +230,15 @@ fn what_the_failures_say() {
     assert_eq!(
         c["expected"],
         "error -32602, never an empty contents array for a non-existent resource",
+        "{}",
+        run.context()
+    );
+    // The template's variable is set to the first value completion offers.
+    let (run, report) = harness_run("dual", Some("templates-bad-read"), "generic");
+    assert_eq!(
+        common::find(&report, "resources.read-shape")["actual"],
+        "fixture://notes/alice: a contents item with neither text nor blob: \
+         {\"mimeType\":\"text/plain\",\"uri\":\"fixture://notes/alice\"}",
         "{}",
         run.context()
     );

@@ -6,6 +6,8 @@
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine as _;
 use futures::FutureExt;
+use iri_string::spec::UriSpec;
+use iri_string::template::simple_context::SimpleContext;
 use iri_string::template::UriTemplateStr;
 use serde_json::{json, Value};
 
@@ -183,12 +185,12 @@ fn read_check(id: ids::CheckId, era: Era, f: Body) -> Check {
     Check::code(
         id,
         Level::Must,
-        "resources/read of listed resources (at most --max-items) returns contents with a string uri, a string text or a base64 blob, and a string mimeType where present",
+        "resources/read of listed resources, and of URIs made from listed templates (variables set to the first completion offered, or a sample), at most --max-items of each, returns contents with a string uri, a string text or a base64 blob, and a string mimeType where present",
         &spec(era, "Reading Resources, Security Considerations; schema.ts ReadResourceResult"),
         f,
     )
     .quote(READ_QUOTE)
-    .because("required and typed fields of the schema; a read answered with an error is reported, not judged: the page lets a read fail (-32603 for internal errors)")
+    .because("required and typed fields of the schema; a read answered with an error is reported, not judged: the page lets a read fail (-32603 for internal errors), and a sample value may name nothing")
 }
 
 fn rfc6570_check(id: ids::CheckId, era: Era, f: Body) -> Check {
@@ -414,45 +416,156 @@ fn uris(resources: &[Value], max: usize) -> Vec<String> {
         .collect()
 }
 
-async fn read_shape(ctx: &Ctx, era: Era) -> Outcome {
-    let mut p = step!(ctx.session(era).await, "a session");
-    let resources = step!(
-        items(&mut p, "resources/list", "resources").await,
-        "a resources/list result"
-    );
-    let uris = uris(&resources, ctx.config().max_items);
-    if uris.is_empty() {
-        return Outcome::Skip("resources/list lists no resource with a string uri to read".into());
-    }
-    let (mut problems, mut unjudged, mut judged) = (Vec::new(), Vec::new(), 0);
-    for uri in &uris {
-        let reply = step!(
-            p.request("resources/read", Some(json!({"uri": uri}))).await,
-            format!("a resources/read reply for {uri}")
-        );
-        match reply.get("result") {
-            Some(result) if input_required(result) => {
-                unjudged.push(format!("{uri}: asks for input first ({})", short(result)));
-            }
-            Some(result) => {
-                judged += 1;
-                problems.extend(read_problems(uri, result));
-            }
-            None => unjudged.push(format!("{uri}: {}", describe(&reply))),
+/// What a template variable is set to when no completion offers a value.
+const SAMPLE_VALUE: &str = "mcp-conformance";
+
+/// A value for `variable` of `template`: the first completion the server offers (if it
+/// declares completions in `era`), else [`SAMPLE_VALUE`].
+async fn variable_value(
+    ctx: &Ctx,
+    p: &mut Probe,
+    era: Era,
+    template: &str,
+    variable: &str,
+) -> Result<String, StepError> {
+    if ctx.era().declares(Capability::Completions, era) {
+        let params = json!({
+            "ref": {"type": "ref/resource", "uri": template},
+            "argument": {"name": variable, "value": ""},
+        });
+        let reply = p.request("completion/complete", Some(params)).await?;
+        if let Some(value) = reply
+            .pointer("/result/completion/values/0")
+            .and_then(Value::as_str)
+        {
+            return Ok(value.to_owned());
         }
     }
-    if !problems.is_empty() {
-        return Outcome::fail("well-formed contents", problems.join("\n"));
+    Ok(SAMPLE_VALUE.to_owned())
+}
+
+/// `template` (RFC 6570) expanded with `values` for its variables.
+pub(crate) fn expand(template: &str, values: &[(String, String)]) -> Result<String, String> {
+    let parsed = UriTemplateStr::new(template).map_err(|e| e.to_string())?;
+    let mut context = SimpleContext::new();
+    for (name, value) in values {
+        context.insert(name.as_str(), value.as_str());
     }
-    if judged == 0 {
+    let expanded = parsed
+        .expand::<UriSpec, _>(&context)
+        .map_err(|e| e.to_string())?;
+    Ok(expanded.to_string())
+}
+
+/// URIs made from the first `max` listed templates that parse, each variable set by
+/// [`variable_value`]: what a server with templates (and perhaps no listed resource) serves.
+async fn expanded_uris(
+    ctx: &Ctx,
+    p: &mut Probe,
+    era: Era,
+    max: usize,
+) -> Result<Vec<String>, StepError> {
+    let Ok(listed) = templates(p).await? else {
+        return Ok(Vec::new());
+    };
+    let mut uris = Vec::new();
+    for template in listed
+        .items
+        .iter()
+        .filter_map(|t| t.get("uriTemplate")?.as_str())
+    {
+        if uris.len() >= max {
+            break;
+        }
+        let Ok(variables) = template_variables(template) else {
+            continue; // resources.templates-rfc6570's finding
+        };
+        let mut values = Vec::new();
+        for variable in variables {
+            let value = variable_value(ctx, p, era, template, &variable).await?;
+            values.push((variable, value));
+        }
+        if let Ok(uri) = expand(template, &values) {
+            uris.push(uri);
+        }
+    }
+    Ok(uris)
+}
+
+/// What reading `uris` found: problems, reads not judged (and why), how many were judged.
+#[derive(Debug, Default)]
+struct Reads {
+    problems: Vec<String>,
+    unjudged: Vec<String>,
+    judged: usize,
+}
+
+async fn read_each(p: &mut Probe, uris: &[String], reads: &mut Reads) -> Result<(), StepError> {
+    for uri in uris {
+        let reply = p
+            .request("resources/read", Some(json!({"uri": uri})))
+            .await?;
+        match reply.get("result") {
+            Some(result) if input_required(result) => reads
+                .unjudged
+                .push(format!("{uri}: asks for input first ({})", short(result))),
+            Some(result) => {
+                reads.judged += 1;
+                reads.problems.extend(read_problems(uri, result));
+            }
+            None => reads.unjudged.push(format!("{uri}: {}", describe(&reply))),
+        }
+    }
+    Ok(())
+}
+
+async fn read_shape(ctx: &Ctx, era: Era) -> Outcome {
+    let mut p = step!(ctx.session(era).await, "a session");
+    let max = ctx.config().max_items;
+    let mut reads = Reads::default();
+    let listed = match items(&mut p, "resources/list", "resources").await {
+        Ok(resources) => uris(&resources, max),
+        Err(StepError::Answer(why)) => {
+            reads.unjudged.push(why); // resources.list-shape's finding
+            Vec::new()
+        }
+        Err(e) => return Outcome::fail("a resources/list result", e),
+    };
+    let expanded = step!(
+        expanded_uris(ctx, &mut p, era, max).await,
+        "resources/templates/list and completion/complete replies"
+    );
+    if listed.is_empty() && expanded.is_empty() {
+        return Outcome::Skip(
+            "nothing to read: no listed resource has a string uri, and no listed template expands"
+                .into(),
+        );
+    }
+    step!(
+        read_each(&mut p, &listed, &mut reads).await,
+        "resources/read replies"
+    );
+    step!(
+        read_each(&mut p, &expanded, &mut reads).await,
+        "resources/read replies"
+    );
+    if !reads.problems.is_empty() {
+        return Outcome::fail("well-formed contents", reads.problems.join("\n"));
+    }
+    if reads.judged == 0 {
         return Outcome::Observed(format!(
-            "no read of a listed resource returned contents to judge:\n{}",
-            unjudged.join("\n")
+            "no read returned contents to judge:\n{}",
+            reads.unjudged.join("\n")
         ));
     }
-    let mut text = format!("{judged} resource(s) read, contents well formed");
-    if !unjudged.is_empty() {
-        text.push_str(&format!("; not judged:\n{}", unjudged.join("\n")));
+    let mut text = format!(
+        "{} read(s) of {} listed resource(s) and {} URI(s) from templates, contents well formed",
+        reads.judged,
+        listed.len(),
+        expanded.len()
+    );
+    if !reads.unjudged.is_empty() {
+        text.push_str(&format!("; not judged:\n{}", reads.unjudged.join("\n")));
     }
     Outcome::pass(text)
 }
@@ -532,10 +645,13 @@ async fn templates_rfc6570(ctx: &Ctx, era: Era) -> Outcome {
 
 async fn subscribe(ctx: &Ctx) -> Outcome {
     let mut p = step!(ctx.ready().await, "a complete handshake");
-    let resources = step!(
-        items(&mut p, "resources/list", "resources").await,
-        "a resources/list result"
-    );
+    let resources = match items(&mut p, "resources/list", "resources").await {
+        Ok(resources) => resources,
+        Err(StepError::Answer(why)) => {
+            return Outcome::Skip(format!("no resource to subscribe to: {why}"))
+        }
+        Err(e) => return Outcome::fail("a resources/list result", e),
+    };
     let Some(uri) = uris(&resources, 1).pop() else {
         return Outcome::Skip("resources/list lists no resource to subscribe to".into());
     };
@@ -614,6 +730,14 @@ mod tests {
             Ok(&["path".to_owned(), "q".to_owned(), "lang".to_owned()][..])
         );
         assert_eq!(template_variables("fixture://plain"), Ok(vec![]));
+        assert_eq!(
+            expand(
+                "file:///{path}{?q}",
+                &[("path".into(), "a b".into()), ("q".into(), "é".into())]
+            )
+            .as_deref(),
+            Ok("file:///a%20b?q=%C3%A9")
+        );
         for bad in ["fixture://notes/{name", "x://{na me}", "x://{}", "x://}"] {
             assert!(template_variables(bad).is_err(), "{bad:?}");
         }
