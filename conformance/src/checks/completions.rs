@@ -5,7 +5,7 @@
 use futures::FutureExt;
 use serde_json::{json, Value};
 
-use super::resources::{in_era, items, template_variables, templates};
+use super::resources::{items, template_variables, templates, About};
 use crate::capability::Capability;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome};
@@ -18,65 +18,55 @@ use crate::probe::Probe;
 /// Most values one completion result may carry.
 const MAX_VALUES: usize = 100;
 
-const SHAPE_QUOTE: &str = "schema.ts: CompleteResult { completion: { values: string[]; total?: number; hasMore?: boolean } }";
-
 pub fn checks() -> Vec<Check> {
     let c = Capability::Completions;
     vec![
-        in_era(
-            shape_check(ids::COMPLETIONS_COMPLETE_SHAPE, "2025-11-25", |ctx| {
-                complete_shape(ctx, Era::Legacy).boxed()
-            }),
-            Era::Legacy,
-            c,
-        ),
-        in_era(
-            Check::code(
-                ids::COMPLETIONS_VALUES_MAX,
-                Level::Info,
-                "completion/complete returns at most 100 values",
-                "2025-11-25 server/utilities/completion.mdx, Completion Results; schema.ts CompleteResult",
-                |ctx| values_max(ctx, Era::Legacy).boxed(),
-            )
-            .quote("Maximum 100 items per response / schema.ts: An array of completion values. Must not exceed 100 items.")
-            .because("no RFC 2119 keyword in capitals (\"Must not\" in a schema comment): reported"),
-            Era::Legacy,
-            c,
-        ),
-        in_era(
-            shape_check(ids::MODERN_COMPLETIONS_COMPLETE_SHAPE, "2026-07-28", |ctx| {
-                complete_shape(ctx, Era::Modern).boxed()
-            }),
+        SHAPE.declare(ids::COMPLETIONS_COMPLETE_SHAPE, Era::Legacy, c, |ctx| {
+            complete_shape(ctx, Era::Legacy).boxed()
+        }),
+        MAX_LEGACY.declare(ids::COMPLETIONS_VALUES_MAX, Era::Legacy, c, |ctx| {
+            values_max(ctx, Era::Legacy).boxed()
+        }),
+        SHAPE.declare(
+            ids::MODERN_COMPLETIONS_COMPLETE_SHAPE,
             Era::Modern,
             c,
+            |ctx| complete_shape(ctx, Era::Modern).boxed(),
         ),
-        in_era(
-            Check::code(
-                ids::MODERN_COMPLETIONS_VALUES_MAX,
-                Level::Must,
-                "completion/complete returns at most 100 values",
-                "2026-07-28 server/utilities/completion.mdx, Completion Results; schema.ts CompleteResult",
-                |ctx| values_max(ctx, Era::Modern).boxed(),
-            )
-            .quote("schema.ts CompleteResult.completion.values: An array of completion values. Must not exceed 100 items. @maxItems 100")
-            .because("the 2026-07-28 schema constrains the array (@maxItems 100, part of its JSON Schema)"),
-            Era::Modern,
-            c,
-        ),
+        MAX_MODERN.declare(ids::MODERN_COMPLETIONS_VALUES_MAX, Era::Modern, c, |ctx| {
+            values_max(ctx, Era::Modern).boxed()
+        }),
     ]
 }
 
-fn shape_check(id: ids::CheckId, version: &str, f: crate::catalog::CheckFn) -> Check {
-    Check::code(
-        id,
-        Level::Must,
-        "completion/complete for a prompt argument and a template variable returns completion.values (strings), total a number and hasMore a boolean where present",
-        &format!("{version} server/utilities/completion.mdx, Completion Results; schema.ts CompleteResult"),
-        f,
-    )
-    .quote(SHAPE_QUOTE)
-    .because("required and typed fields of the schema; a request answered with an error is reported, not judged")
-}
+const PAGE: &str = "server/utilities/completion.mdx";
+
+const SHAPE: About = About {
+    level: Level::Must,
+    what: "completion/complete for a prompt argument and a template variable returns completion.values (strings), total a number and hasMore a boolean where present",
+    page: PAGE,
+    section: "Completion Results; schema.ts CompleteResult",
+    quote: "schema.ts: CompleteResult { completion: { values: string[]; total?: number; hasMore?: boolean } }",
+    because: "required and typed fields of the schema; a request answered with an error is reported, not judged",
+};
+
+const MAX_LEGACY: About = About {
+    level: Level::Info,
+    what: "completion/complete returns at most 100 values",
+    page: PAGE,
+    section: "Completion Results; schema.ts CompleteResult",
+    quote: "Maximum 100 items per response / schema.ts: An array of completion values. Must not exceed 100 items.",
+    because: "no RFC 2119 keyword in capitals (\"Must not\" in a schema comment): reported",
+};
+
+const MAX_MODERN: About = About {
+    level: Level::Must,
+    what: "completion/complete returns at most 100 values",
+    page: PAGE,
+    section: "Completion Results; schema.ts CompleteResult",
+    quote: "schema.ts CompleteResult.completion.values: An array of completion values. Must not exceed 100 items. @maxItems 100",
+    because: "the 2026-07-28 schema constrains the array (@maxItems 100, part of its JSON Schema)",
+};
 
 /// What is completed: a reference and one of its arguments.
 #[derive(Debug, Clone, PartialEq)]

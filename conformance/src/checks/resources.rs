@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::pages::{self, Listed};
 use super::{step, StepError};
 use crate::capability::Capability;
-use crate::catalog::Check;
+use crate::catalog::{Check, CheckFn};
 use crate::check::{Level, Outcome, RunsIn};
 use crate::ctx::Ctx;
 use crate::era::Era;
@@ -25,185 +25,167 @@ use crate::probe::Probe;
 /// A URI no server serves: the unknown-resource checks read it.
 const UNKNOWN_URI: &str = "mcp-conformance://no-such-resource/never-listed";
 
-const LEGACY_PAGE: &str = "2025-11-25 server/resources.mdx";
-const MODERN_PAGE: &str = "2026-07-28 server/resources.mdx";
-
 pub fn checks() -> Vec<Check> {
-    let mut checks = legacy();
-    checks.extend(modern());
-    checks
-}
-
-/// The check in `era`'s shared session, judged where the server declares `capability` there.
-pub(crate) fn in_era(check: Check, era: Era, capability: Capability) -> Check {
-    let runs_in = match era {
-        Era::Legacy => RunsIn::Legacy,
-        Era::Modern => RunsIn::Modern,
-    };
-    check.runs_in(runs_in).needs(capability, era)
-}
-
-fn spec(era: Era, section: &str) -> String {
-    let page = match era {
-        Era::Legacy => LEGACY_PAGE,
-        Era::Modern => MODERN_PAGE,
-    };
-    format!("{page}, {section}")
-}
-
-const LIST_QUOTE: &str = "schema.ts: ListResourcesResult { resources: Resource[] }; Resource { uri: string; name: string; title?: string; description?: string; mimeType?: string; size?: number }";
-const TEMPLATES_QUOTE: &str = "schema.ts: ListResourceTemplatesResult { resourceTemplates: ResourceTemplate[] }; ResourceTemplate { uriTemplate: string; name: string; title?: string; description?: string; mimeType?: string }";
-const CURSOR_QUOTE: &str =
-    "Invalid cursors SHOULD result in an error with code -32602 (Invalid params).";
-const READ_QUOTE: &str = "schema.ts: ReadResourceResult { contents: (TextResourceContents | BlobResourceContents)[] }; ResourceContents { uri: string; mimeType?: string }; TextResourceContents { text: string }; BlobResourceContents { blob: string (@format byte: base64) } / Binary data MUST be properly encoded";
-const TEMPLATE_RFC_QUOTE: &str = "schema.ts ResourceTemplate.uriTemplate: A URI template (according to RFC 6570) that can be used to construct resource URIs. @format uri-template";
-
-fn legacy() -> Vec<Check> {
-    let era = Era::Legacy;
+    let (legacy, modern) = (Era::Legacy, Era::Modern);
     let r = Capability::Resources;
     vec![
-        in_era(list_check(ids::RESOURCES_LIST_SHAPE, era, |ctx| list_shape(ctx, Era::Legacy).boxed()), era, r),
-        in_era(
-            templates_check(ids::RESOURCES_TEMPLATES_LIST_SHAPE, era, |ctx| templates_shape(ctx, Era::Legacy).boxed()),
-            era,
-            r,
-        ),
-        in_era(cursor_check(ids::RESOURCES_INVALID_CURSOR, era, |ctx| invalid_cursor(ctx, Era::Legacy).boxed()), era, r),
-        in_era(read_check(ids::RESOURCES_READ_SHAPE, era, |ctx| read_shape(ctx, Era::Legacy).boxed()), era, r),
-        in_era(
-            Check::code(
-                ids::RESOURCES_UNKNOWN_URI,
-                Level::Should,
-                "resources/read of a URI the server never listed gets the error -32002 (resource not found)",
-                &spec(era, "Error Handling"),
-                |ctx| unknown_uri(ctx, Era::Legacy).boxed(),
-            )
-            .quote("Servers SHOULD return standard JSON-RPC errors for common failure cases: Resource not found: -32002"),
-            era,
-            r,
-        ),
-        in_era(rfc6570_check(ids::RESOURCES_TEMPLATES_RFC6570, era, |ctx| templates_rfc6570(ctx, Era::Legacy).boxed()), era, r),
-        in_era(
-            Check::code(
-                ids::RESOURCES_SUBSCRIBE,
-                Level::Must,
-                "with resources.subscribe: true declared, resources/subscribe and resources/unsubscribe of a listed resource get results (EmptyResult)",
-                &spec(era, "Subscriptions; schema.ts SubscribeRequest, UnsubscribeRequest"),
-                |ctx| subscribe(ctx).boxed(),
-            )
-            .quote("schema.ts ServerCapabilities.resources.subscribe: Whether this server supports subscribing to resource updates. / export type EmptyResult = Result; (the result of resources/subscribe and resources/unsubscribe)")
-            .because("the result's type is the schema's; an error reply is reported (INFO), as no sentence requires the request to succeed"),
-            era,
+        LIST.declare(ids::RESOURCES_LIST_SHAPE, legacy, r, |ctx| {
+            list_shape(ctx, Era::Legacy).boxed()
+        }),
+        TEMPLATES.declare(ids::RESOURCES_TEMPLATES_LIST_SHAPE, legacy, r, |ctx| {
+            templates_shape(ctx, Era::Legacy).boxed()
+        }),
+        CURSOR.declare(ids::RESOURCES_INVALID_CURSOR, legacy, r, |ctx| {
+            invalid_cursor(ctx, Era::Legacy).boxed()
+        }),
+        READ.declare(ids::RESOURCES_READ_SHAPE, legacy, r, |ctx| {
+            read_shape(ctx, Era::Legacy).boxed()
+        }),
+        UNKNOWN_LEGACY.declare(ids::RESOURCES_UNKNOWN_URI, legacy, r, |ctx| {
+            unknown_uri(ctx, Era::Legacy).boxed()
+        }),
+        RFC6570.declare(ids::RESOURCES_TEMPLATES_RFC6570, legacy, r, |ctx| {
+            templates_rfc6570(ctx, Era::Legacy).boxed()
+        }),
+        SUBSCRIBE.declare(
+            ids::RESOURCES_SUBSCRIBE,
+            legacy,
             Capability::ResourceSubscribe,
+            |ctx| subscribe(ctx).boxed(),
         ),
+        LIST.declare(ids::MODERN_RESOURCES_LIST_SHAPE, modern, r, |ctx| {
+            list_shape(ctx, Era::Modern).boxed()
+        }),
+        TEMPLATES.declare(
+            ids::MODERN_RESOURCES_TEMPLATES_LIST_SHAPE,
+            modern,
+            r,
+            |ctx| templates_shape(ctx, Era::Modern).boxed(),
+        ),
+        CURSOR.declare(ids::MODERN_RESOURCES_INVALID_CURSOR, modern, r, |ctx| {
+            invalid_cursor(ctx, Era::Modern).boxed()
+        }),
+        READ.declare(ids::MODERN_RESOURCES_READ_SHAPE, modern, r, |ctx| {
+            read_shape(ctx, Era::Modern).boxed()
+        }),
+        UNKNOWN_MODERN.declare(ids::MODERN_RESOURCES_UNKNOWN_URI, modern, r, |ctx| {
+            unknown_uri(ctx, Era::Modern).boxed()
+        }),
+        RFC6570.declare(ids::MODERN_RESOURCES_TEMPLATES_RFC6570, modern, r, |ctx| {
+            templates_rfc6570(ctx, Era::Modern).boxed()
+        }),
     ]
 }
 
-fn modern() -> Vec<Check> {
-    let era = Era::Modern;
-    let r = Capability::Resources;
-    vec![
-        in_era(list_check(ids::MODERN_RESOURCES_LIST_SHAPE, era, |ctx| list_shape(ctx, Era::Modern).boxed()), era, r),
-        in_era(
-            templates_check(
-                ids::MODERN_RESOURCES_TEMPLATES_LIST_SHAPE,
-                era,
-                |ctx| templates_shape(ctx, Era::Modern).boxed(),
-            ),
-            era,
-            r,
-        ),
-        in_era(
-            cursor_check(ids::MODERN_RESOURCES_INVALID_CURSOR, era, |ctx| invalid_cursor(ctx, Era::Modern).boxed()),
-            era,
-            r,
-        ),
-        in_era(read_check(ids::MODERN_RESOURCES_READ_SHAPE, era, |ctx| read_shape(ctx, Era::Modern).boxed()), era, r),
-        in_era(
-            Check::code(
-                ids::MODERN_RESOURCES_UNKNOWN_URI,
-                Level::Must,
-                "resources/read of a URI the server never listed gets the error -32602, not a result (an empty contents array least of all)",
-                &spec(era, "Error Handling"),
-                |ctx| unknown_uri(ctx, Era::Modern).boxed(),
-            )
-            .quote("If the requested resource does not exist, servers MUST return a JSON-RPC error with code -32602 (Invalid Params). / Servers MUST NOT return an empty contents array for a non-existent resource.")
-            .because("-32002 is what earlier versions used: clients SHOULD accept it, but the 2026-07-28 server MUST send -32602"),
-            era,
-            r,
-        ),
-        in_era(
-            rfc6570_check(ids::MODERN_RESOURCES_TEMPLATES_RFC6570, era, |ctx| templates_rfc6570(ctx, Era::Modern).boxed()),
-            era,
-            r,
-        ),
-    ]
+/// What a check says of itself; a check of both eras declares the same words twice, its
+/// citation naming the page of the era it runs in.
+pub(crate) struct About {
+    pub level: Level,
+    /// What the server does.
+    pub what: &'static str,
+    /// The page, without its version: `server/resources.mdx`.
+    pub page: &'static str,
+    pub section: &'static str,
+    pub quote: &'static str,
+    pub because: &'static str,
 }
 
-type Body = crate::catalog::CheckFn;
-
-fn list_check(id: ids::CheckId, era: Era, f: Body) -> Check {
-    Check::code(
-        id,
-        Level::Must,
-        "resources/list returns resources with string uri and name (title, description, mimeType strings and size a number where present); every page followed, a cursor loop is a failure",
-        &spec(era, "Listing Resources; schema.ts ListResourcesResult, Resource"),
-        f,
-    )
-    .quote(LIST_QUOTE)
-    .because("required and typed fields of the schema; a list whose pages never end cannot be read")
+impl About {
+    /// The check in `era`'s shared session, judged where the server declares `capability`
+    /// there.
+    pub(crate) fn declare(
+        &self,
+        id: ids::CheckId,
+        era: Era,
+        capability: Capability,
+        f: CheckFn,
+    ) -> Check {
+        let (version, runs_in) = match era {
+            Era::Legacy => ("2025-11-25", RunsIn::Legacy),
+            Era::Modern => ("2026-07-28", RunsIn::Modern),
+        };
+        let spec = format!("{version} {}, {}", self.page, self.section);
+        Check::code(id, self.level, self.what, &spec, f)
+            .quote(self.quote)
+            .because(self.because)
+            .runs_in(runs_in)
+            .needs(capability, era)
+    }
 }
 
-fn templates_check(id: ids::CheckId, era: Era, f: Body) -> Check {
-    Check::code(
-        id,
-        Level::Must,
-        "resources/templates/list returns templates with string uriTemplate and name (title, description, mimeType strings where present); every page followed",
-        &spec(era, "Resource Templates; schema.ts ListResourceTemplatesResult, ResourceTemplate"),
-        f,
-    )
-    .quote(TEMPLATES_QUOTE)
-    .because("required and typed fields of the schema; an error reply is reported (INFO): no sentence requires templates")
-}
+const PAGE: &str = "server/resources.mdx";
 
-fn cursor_check(id: ids::CheckId, era: Era, f: Body) -> Check {
-    let page = match era {
-        Era::Legacy => "2025-11-25 server/utilities/pagination.mdx, Error Handling",
-        Era::Modern => "2026-07-28 server/utilities/pagination.mdx, Error Handling",
-    };
-    Check::code(
-        id,
-        Level::Should,
-        "resources/list with a cursor the server never issued gets -32602",
-        page,
-        f,
-    )
-    .quote(CURSOR_QUOTE)
-}
+const LIST: About = About {
+    level: Level::Must,
+    what: "resources/list returns resources with string uri and name (title, description, mimeType strings and size a number where present); every page followed, a cursor loop is a failure",
+    page: PAGE,
+    section: "Listing Resources; schema.ts ListResourcesResult, Resource",
+    quote: "schema.ts: ListResourcesResult { resources: Resource[] }; Resource { uri: string; name: string; title?: string; description?: string; mimeType?: string; size?: number }",
+    because: "required and typed fields of the schema; a list whose pages never end cannot be read",
+};
 
-fn read_check(id: ids::CheckId, era: Era, f: Body) -> Check {
-    Check::code(
-        id,
-        Level::Must,
-        "resources/read of listed resources, and of URIs made from listed templates (variables set to the first completion offered, or a sample), at most --max-items of each, returns contents with a string uri, a string text or a base64 blob, and a string mimeType where present",
-        &spec(era, "Reading Resources, Security Considerations; schema.ts ReadResourceResult"),
-        f,
-    )
-    .quote(READ_QUOTE)
-    .because("required and typed fields of the schema; a read answered with an error is reported, not judged: the page lets a read fail (-32603 for internal errors), and a sample value may name nothing")
-}
+const TEMPLATES: About = About {
+    level: Level::Must,
+    what: "resources/templates/list returns templates with string uriTemplate and name (title, description, mimeType strings where present); every page followed",
+    page: PAGE,
+    section: "Resource Templates; schema.ts ListResourceTemplatesResult, ResourceTemplate",
+    quote: "schema.ts: ListResourceTemplatesResult { resourceTemplates: ResourceTemplate[] }; ResourceTemplate { uriTemplate: string; name: string; title?: string; description?: string; mimeType?: string }",
+    because: "required and typed fields of the schema; an error reply is reported (INFO): no sentence requires templates",
+};
 
-fn rfc6570_check(id: ids::CheckId, era: Era, f: Body) -> Check {
-    Check::code(
-        id,
-        Level::Must,
-        "every listed resource template's uriTemplate is an RFC 6570 URI template",
-        &spec(era, "Resource Templates; schema.ts ResourceTemplate"),
-        f,
-    )
-    .quote(TEMPLATE_RFC_QUOTE)
-    .because("the schema types the field as an RFC 6570 template: a string that does not parse as one is not of the type")
-}
+const CURSOR: About = About {
+    level: Level::Should,
+    what: "resources/list with a cursor the server never issued gets -32602",
+    page: "server/utilities/pagination.mdx",
+    section: "Error Handling",
+    quote: "Invalid cursors SHOULD result in an error with code -32602 (Invalid params).",
+    because: "",
+};
+
+const READ: About = About {
+    level: Level::Must,
+    what: "resources/read of listed resources, and of URIs made from listed templates (variables set to the first completion offered, or a sample), at most --max-items of each, returns contents with a string uri, a string text or a base64 blob, and a string mimeType where present",
+    page: PAGE,
+    section: "Reading Resources, Security Considerations; schema.ts ReadResourceResult",
+    quote: "schema.ts: ReadResourceResult { contents: (TextResourceContents | BlobResourceContents)[] }; ResourceContents { uri: string; mimeType?: string }; TextResourceContents { text: string }; BlobResourceContents { blob: string (@format byte: base64) } / Binary data MUST be properly encoded",
+    because: "required and typed fields of the schema; a read answered with an error is reported, not judged: the page lets a read fail (-32603 for internal errors), and a sample value may name nothing",
+};
+
+const UNKNOWN_LEGACY: About = About {
+    level: Level::Should,
+    what: "resources/read of a URI the server never listed gets the error -32002 (resource not found)",
+    page: PAGE,
+    section: "Error Handling",
+    quote: "Servers SHOULD return standard JSON-RPC errors for common failure cases: Resource not found: -32002",
+    because: "",
+};
+
+const UNKNOWN_MODERN: About = About {
+    level: Level::Must,
+    what: "resources/read of a URI the server never listed gets the error -32602, not a result (an empty contents array least of all)",
+    page: PAGE,
+    section: "Error Handling",
+    quote: "If the requested resource does not exist, servers MUST return a JSON-RPC error with code -32602 (Invalid Params). / Servers MUST NOT return an empty contents array for a non-existent resource.",
+    because: "-32002 is what earlier versions used: clients SHOULD accept it, but the 2026-07-28 server MUST send -32602",
+};
+
+const RFC6570: About = About {
+    level: Level::Must,
+    what: "every listed resource template's uriTemplate is an RFC 6570 URI template",
+    page: PAGE,
+    section: "Resource Templates; schema.ts ResourceTemplate",
+    quote: "schema.ts ResourceTemplate.uriTemplate: A URI template (according to RFC 6570) that can be used to construct resource URIs. @format uri-template",
+    because: "the schema types the field as an RFC 6570 template: a string that does not parse as one is not of the type",
+};
+
+const SUBSCRIBE: About = About {
+    level: Level::Must,
+    what: "with resources.subscribe: true declared, resources/subscribe and resources/unsubscribe of a listed resource get results (EmptyResult)",
+    page: PAGE,
+    section: "Subscriptions; schema.ts SubscribeRequest, UnsubscribeRequest",
+    quote: "schema.ts ServerCapabilities.resources.subscribe: Whether this server supports subscribing to resource updates. / export type EmptyResult = Result; (the result of resources/subscribe and resources/unsubscribe)",
+    because: "the result's type is the schema's; an error reply is reported (INFO), as no sentence requires the request to succeed",
+};
 
 // ---------------------------------------------------------------------------------------------
 // Lists
