@@ -105,6 +105,7 @@ check_ids! {
     MODERN_RESOURCES_READ_SHAPE = "modern.resources-read-shape",
     MODERN_RESOURCES_UNKNOWN_URI = "modern.resources-unknown-uri",
     MODERN_RESOURCES_TEMPLATES_RFC6570 = "modern.resources-templates-rfc6570",
+    MODERN_RESOURCES_SUBSCRIPTIONS_LISTEN = "modern.resources-subscriptions-listen",
 
     COMPLETIONS_COMPLETE_SHAPE = "completions.complete-shape",
     COMPLETIONS_VALUES_MAX = "completions.values-max",

@@ -29,6 +29,7 @@ const MODERN: &[&str] = &[
     "modern.resources-read-shape",
     "modern.resources-unknown-uri",
     "modern.resources-templates-rfc6570",
+    "modern.resources-subscriptions-listen",
     "modern.completions-complete-shape",
     "modern.completions-values-max",
 ];
@@ -180,6 +181,10 @@ const BUGS: &[(&str, &[(&str, &str)])] = &[
     (
         "resources-subscribe-bad-result",
         &[("resources.subscribe", "FAIL")],
+    ),
+    (
+        "subscriptions-update-before-ack",
+        &[("modern.resources-subscriptions-listen", "FAIL")],
     ),
     (
         "completion-bad-shape",

@@ -20,7 +20,7 @@ use crate::ctx::Ctx;
 use crate::era::Era;
 use crate::ids;
 use crate::pattern::{describe, short};
-use crate::probe::Probe;
+use crate::probe::{Got, Probe};
 
 /// A URI no server serves: the unknown-resource checks read it.
 const UNKNOWN_URI: &str = "mcp-conformance://no-such-resource/never-listed";
@@ -74,6 +74,18 @@ pub fn checks() -> Vec<Check> {
         RFC6570.declare(ids::MODERN_RESOURCES_TEMPLATES_RFC6570, modern, r, |ctx| {
             templates_rfc6570(ctx, Era::Modern).boxed()
         }),
+        // A subscription's stream stays open: a process of its own, not the shared session.
+        Check::code(
+            ids::MODERN_RESOURCES_SUBSCRIPTIONS_LISTEN,
+            Level::Must,
+            "with resources.subscribe declared, subscriptions/listen for a listed resource is acknowledged first: notifications/subscriptions/acknowledged carrying the request's id as subscriptionId, before any other message of the subscription",
+            "2026-07-28 basic/patterns/subscriptions.mdx, Acknowledgment; server/resources.mdx, Subscriptions",
+            |ctx| listen(ctx).boxed(),
+        )
+        .quote("The server MUST send notifications/subscriptions/acknowledged as the first message carrying the subscription's ID in _meta under io.modelcontextprotocol/subscriptionId, and MUST NOT send any notification on the subscription before it.")
+        .because("an error reply instead (no subscription opened) is reported (INFO): no sentence requires the server to accept it")
+        .modern()
+        .needs(Capability::ResourceSubscribe, modern),
     ]
 }
 
@@ -667,6 +679,124 @@ async fn subscribe(ctx: &Ctx) -> Outcome {
     Outcome::pass(format!("subscribed to and unsubscribed from {uri}"))
 }
 
+// ---------------------------------------------------------------------------------------------
+// Subscriptions (2026-07-28): subscriptions/listen
+// ---------------------------------------------------------------------------------------------
+
+const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+
+/// How a message bears on the subscription opened by the request `id`.
+#[derive(Debug, Clone, PartialEq)]
+enum OnStream {
+    /// Its acknowledgment.
+    Acknowledged,
+    /// The response to the request: it ended (or never opened) the subscription.
+    Response,
+    /// Another message carrying its subscription id: before the acknowledgment, a violation.
+    Early(String),
+}
+
+/// How `message` bears on subscription `id`; `None`: not at all (another subscription's
+/// message, a log message).
+fn on_stream(message: &Value, id: i64) -> Option<OnStream> {
+    if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+        return Some(OnStream::Response);
+    }
+    let subscription = message
+        .pointer("/params/_meta")
+        .and_then(|meta| meta.get("io.modelcontextprotocol/subscriptionId"));
+    if subscription != Some(&json!(id)) {
+        return None;
+    }
+    Some(match message.get("method") {
+        Some(m) if m == ACKNOWLEDGED => OnStream::Acknowledged,
+        _ => OnStream::Early(short(message)),
+    })
+}
+
+/// Opens a subscription to `uri` (request `id`) and reads until its acknowledgment, its
+/// response, or the wait's end: what came that bears on it.
+async fn open_subscription(
+    p: &mut Probe,
+    id: i64,
+    uri: &str,
+) -> Result<(OnStream, Value), StepError> {
+    let meta = crate::probe::modern_meta(mcp_protocol::mcp::ProtocolVersion::LATEST.as_str());
+    let request = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"resourceSubscriptions": [uri]}},
+    });
+    p.send(&request).await?;
+    let deadline = tokio::time::Instant::now() + p.wait();
+    loop {
+        match p.next_until(deadline).await {
+            Got::Json(message) => {
+                if let Some(seen) = on_stream(&message, id) {
+                    return Ok((seen, message));
+                }
+            }
+            Got::Timeout => {
+                let why = format!(
+                    "no {ACKNOWLEDGED} for subscription {id} within {:?}",
+                    p.wait()
+                );
+                p.record_timeout(why.clone());
+                return Err(StepError::Answer(why));
+            }
+            Got::Eof => return Err(StepError::Answer("the server closed its output".into())),
+            Got::Garbage(_) | Got::Spread(..) | Got::OtherFraming(_) => {}
+        }
+    }
+}
+
+async fn listen(ctx: &Ctx) -> Outcome {
+    let mut p = step!(ctx.session(Era::Modern).await, "a session");
+    let resources = match items(&mut p, "resources/list", "resources").await {
+        Ok(resources) => resources,
+        Err(StepError::Answer(why)) => {
+            return Outcome::Skip(format!("no resource to subscribe to: {why}"))
+        }
+        Err(e) => return Outcome::fail("a resources/list result", e),
+    };
+    let Some(uri) = uris(&resources, 1).pop() else {
+        return Outcome::Skip("resources/list lists no resource to subscribe to".into());
+    };
+    let id = p.id();
+    let (seen, message) = step!(
+        open_subscription(&mut p, id, &uri).await,
+        format!("{ACKNOWLEDGED} for subscriptions/listen {id}")
+    );
+    let outcome = match seen {
+        OnStream::Acknowledged => match message.pointer("/params/notifications") {
+            Some(n) if n.is_object() => Outcome::pass(format!(
+                "subscription {id} to {uri} acknowledged: {}",
+                short(n)
+            )),
+            _ => Outcome::fail(
+                "params.notifications, the filter the server agreed to (schema.ts)",
+                short(&message),
+            ),
+        },
+        OnStream::Response if message.get("error").is_some() => Outcome::Observed(format!(
+            "resources.subscribe is declared, yet subscriptions/listen for {uri} got {}",
+            describe(&message)
+        )),
+        OnStream::Response => Outcome::fail(
+            format!("{ACKNOWLEDGED} first"),
+            format!("the response came first: {}", short(&message)),
+        ),
+        OnStream::Early(before) => Outcome::fail(format!("{ACKNOWLEDGED} first"), before),
+    };
+    // The client ends a subscription on stdio with notifications/cancelled (over HTTP by
+    // closing the stream, which ending the process does).
+    let _ = p
+        .notify("notifications/cancelled", Some(json!({"requestId": id})))
+        .await;
+    outcome
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -723,6 +853,28 @@ mod tests {
         for bad in ["fixture://notes/{name", "x://{na me}", "x://{}", "x://}"] {
             assert!(template_variables(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn what_bears_on_a_subscription() {
+        let meta = |id: i64| json!({"io.modelcontextprotocol/subscriptionId": id});
+        let ack =
+            json!({"method": ACKNOWLEDGED, "params": {"_meta": meta(7), "notifications": {}}});
+        assert_eq!(on_stream(&ack, 7), Some(OnStream::Acknowledged));
+        assert_eq!(on_stream(&ack, 8), None);
+        let update = json!({"method": "notifications/resources/updated", "params": {"_meta": meta(7), "uri": "x:a"}});
+        assert!(matches!(on_stream(&update, 7), Some(OnStream::Early(_))));
+        let log =
+            json!({"method": "notifications/message", "params": {"level": "info", "data": 1}});
+        assert_eq!(on_stream(&log, 7), None);
+        assert_eq!(
+            on_stream(&json!({"id": 7, "error": {"code": -32601}}), 7),
+            Some(OnStream::Response)
+        );
+        assert_eq!(
+            on_stream(&json!({"id": 7, "method": "roots/list"}), 7),
+            None
+        );
     }
 
     #[test]
