@@ -15,6 +15,7 @@ const LEGACY: &[&str] = &[
     "resources.list-shape",
     "resources.templates-list-shape",
     "resources.invalid-cursor",
+    "resources.uris-rfc3986",
     "resources.read-shape",
     "resources.unknown-uri",
     "resources.templates-rfc6570",
@@ -26,6 +27,7 @@ const MODERN: &[&str] = &[
     "modern.resources-list-shape",
     "modern.resources-templates-list-shape",
     "modern.resources-invalid-cursor",
+    "modern.resources-uris-rfc3986",
     "modern.resources-read-shape",
     "modern.resources-unknown-uri",
     "modern.resources-templates-rfc6570",
@@ -130,6 +132,13 @@ const BUGS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("resources.invalid-cursor", "WARN"),
             ("modern.resources-invalid-cursor", "WARN"),
+        ],
+    ),
+    (
+        "resources-bad-uri",
+        &[
+            ("resources.uris-rfc3986", "FAIL"),
+            ("modern.resources-uris-rfc3986", "FAIL"),
         ],
     ),
     (

@@ -9,6 +9,7 @@ use futures::FutureExt;
 use iri_string::spec::UriSpec;
 use iri_string::template::simple_context::SimpleContext;
 use iri_string::template::UriTemplateStr;
+use iri_string::types::UriStr;
 use serde_json::{json, Value};
 
 use super::pages::{self, Listed};
@@ -38,6 +39,9 @@ pub fn checks() -> Vec<Check> {
         CURSOR.declare(ids::RESOURCES_INVALID_CURSOR, legacy, r, |ctx| {
             invalid_cursor(ctx, Era::Legacy).boxed()
         }),
+        URIS.declare(ids::RESOURCES_URIS_RFC3986, legacy, r, |ctx| {
+            uris_rfc3986(ctx, Era::Legacy).boxed()
+        }),
         READ.declare(ids::RESOURCES_READ_SHAPE, legacy, r, |ctx| {
             read_shape(ctx, Era::Legacy).boxed()
         }),
@@ -64,6 +68,9 @@ pub fn checks() -> Vec<Check> {
         ),
         CURSOR.declare(ids::MODERN_RESOURCES_INVALID_CURSOR, modern, r, |ctx| {
             invalid_cursor(ctx, Era::Modern).boxed()
+        }),
+        URIS.declare(ids::MODERN_RESOURCES_URIS_RFC3986, modern, r, |ctx| {
+            uris_rfc3986(ctx, Era::Modern).boxed()
         }),
         READ.declare(ids::MODERN_RESOURCES_READ_SHAPE, modern, r, |ctx| {
             read_shape(ctx, Era::Modern).boxed()
@@ -151,6 +158,15 @@ const CURSOR: About = About {
     page: "server/utilities/pagination.mdx",
     section: "Error Handling",
     quote: "Invalid cursors SHOULD result in an error with code -32602 (Invalid params).",
+    because: "",
+};
+
+const URIS: About = About {
+    level: Level::Must,
+    what: "every listed resource's uri is a URI of RFC 3986: a scheme, then only the characters and percent-encodings it allows",
+    page: PAGE,
+    section: "Common URI Schemes, Custom URI Schemes; schema.ts Resource",
+    quote: "Custom URI schemes MUST be in accordance with RFC3986 / schema.ts Resource.uri: The URI of this resource. @format uri",
     because: "",
 };
 
@@ -333,6 +349,33 @@ async fn invalid_cursor(ctx: &Ctx, era: Era) -> Outcome {
     match reply.pointer("/error/code").and_then(Value::as_i64) {
         Some(-32602) => Outcome::pass("-32602"),
         _ => Outcome::fail("error -32602", describe(&reply)),
+    }
+}
+
+/// Why `uri` is not a URI of RFC 3986 (absolute, with a scheme), if it is not one.
+fn uri_problem(uri: &str) -> Option<String> {
+    UriStr::new(uri).err().map(|e| format!("{uri:?}: {e}"))
+}
+
+async fn uris_rfc3986(ctx: &Ctx, era: Era) -> Outcome {
+    let mut p = step!(ctx.session(era).await, "a session");
+    let resources = match items(&mut p, "resources/list", "resources").await {
+        Ok(resources) => resources,
+        Err(StepError::Answer(why)) => return Outcome::Skip(format!("no URI to judge: {why}")),
+        Err(e) => return Outcome::fail("a resources/list result", e),
+    };
+    let uris: Vec<&str> = resources
+        .iter()
+        .filter_map(|r| r.get("uri").and_then(Value::as_str))
+        .collect();
+    if uris.is_empty() {
+        return Outcome::Skip("resources/list lists no resource with a string uri".into());
+    }
+    let bad: Vec<String> = uris.iter().filter_map(|u| uri_problem(u)).collect();
+    if bad.is_empty() {
+        Outcome::pass(format!("{} URI(s)", uris.len()))
+    } else {
+        Outcome::fail("URIs of RFC 3986", bad.join("\n"))
     }
 }
 
@@ -875,6 +918,29 @@ mod tests {
             on_stream(&json!({"id": 7, "method": "roots/list"}), 7),
             None
         );
+    }
+
+    #[test]
+    fn uris_of_rfc_3986() {
+        for ok in [
+            "file:///project/src/main.rs",
+            "fixture://a.txt",
+            "git://h/r#x",
+            "urn:isbn:1",
+            "x:a%20b",
+        ] {
+            assert_eq!(uri_problem(ok), None, "{ok:?}");
+        }
+        for bad in [
+            "fixture://a b.txt",
+            "docs/readme.md",
+            "C:\\notes.txt",
+            "x:caf\u{e9}",
+            "x:%zz",
+            "",
+        ] {
+            assert!(uri_problem(bad).is_some(), "{bad:?}");
+        }
     }
 
     #[test]
