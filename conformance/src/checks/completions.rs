@@ -5,7 +5,7 @@
 use futures::FutureExt;
 use serde_json::{json, Value};
 
-use super::resources::{items, template_variables, templates, About};
+use super::resources::{items, template_variables, templates, About, Templates};
 use crate::capability::Capability;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome};
@@ -132,11 +132,11 @@ async fn completables(ctx: &Ctx, p: &mut Probe, era: Era) -> (Vec<Completable>, 
         why.push("no resources capability".to_owned());
     } else {
         match templates(p).await {
-            Ok(Ok(listed)) => match template_variable(&listed.items) {
+            Ok(Templates::Listed(listed)) => match template_variable(&listed.items) {
                 Some(c) => found.push(c),
                 None => why.push("no listed resource template has a variable".to_owned()),
             },
-            Ok(Err(e)) => why.push(e),
+            Ok(Templates::Refused(e)) => why.push(e),
             Err(e) => why.push(format!("resources/templates/list: {e}")),
         }
     }

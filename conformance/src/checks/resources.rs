@@ -225,22 +225,26 @@ pub(crate) async fn items(p: &mut Probe, method: &str, key: &str) -> Result<Vec<
     Ok(pages::list(p, method, key).await?.items)
 }
 
-/// The pages of `resources/templates/list`, or the error reply its first page got (`Err`
-/// inside): a server with resources need not serve templates.
-pub(crate) async fn templates(p: &mut Probe) -> Result<Result<Listed, String>, StepError> {
+/// What `resources/templates/list` gave: a server with resources need not serve templates.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Templates {
+    /// Its pages.
+    Listed(Listed),
+    /// Its first page got an error reply (described).
+    Refused(String),
+}
+
+/// Lists the resource templates, every page.
+pub(crate) async fn templates(p: &mut Probe) -> Result<Templates, StepError> {
     let first = p.request("resources/templates/list", None).await?;
     if first.get("error").is_some() {
-        return Ok(Err(format!(
+        return Ok(Templates::Refused(format!(
             "resources/templates/list got {}",
             describe(&first)
         )));
     }
-    Ok(Ok(pages::list(
-        p,
-        "resources/templates/list",
-        "resourceTemplates",
-    )
-    .await?))
+    let listed = pages::list(p, "resources/templates/list", "resourceTemplates").await?;
+    Ok(Templates::Listed(listed))
 }
 
 /// What is wrong with an item: `required` fields that are not strings, `strings` that are
@@ -331,8 +335,8 @@ async fn list_shape(ctx: &Ctx, era: Era) -> Outcome {
 async fn templates_shape(ctx: &Ctx, era: Era) -> Outcome {
     let mut p = step!(ctx.session(era).await, "a session");
     match step!(templates(&mut p).await, "a resources/templates/list result") {
-        Ok(listed) => judge_list(&listed, "template", template_problems),
-        Err(why) => Outcome::Observed(format!("{why}: no templates to judge")),
+        Templates::Listed(listed) => judge_list(&listed, "template", template_problems),
+        Templates::Refused(why) => Outcome::Observed(format!("{why}: no templates to judge")),
     }
 }
 
@@ -422,7 +426,7 @@ fn content_problems(read: &str, content: &Value) -> Vec<String> {
 }
 
 /// What is wrong with a `resources/read` result for `uri`.
-pub(crate) fn read_problems(uri: &str, result: &Value) -> Vec<String> {
+fn read_problems(uri: &str, result: &Value) -> Vec<String> {
     match result.get("contents").and_then(Value::as_array) {
         Some(contents) => contents
             .iter()
@@ -482,7 +486,7 @@ async fn variable_value(
 }
 
 /// `template` (RFC 6570) expanded with `values` for its variables.
-pub(crate) fn expand(template: &str, values: &[(String, String)]) -> Result<String, String> {
+fn expand(template: &str, values: &[(String, String)]) -> Result<String, String> {
     let parsed = UriTemplateStr::new(template).map_err(|e| e.to_string())?;
     let mut context = SimpleContext::new();
     for (name, value) in values {
@@ -502,7 +506,7 @@ async fn expanded_uris(
     era: Era,
     max: usize,
 ) -> Result<Vec<String>, StepError> {
-    let Ok(listed) = templates(p).await? else {
+    let Templates::Listed(listed) = templates(p).await? else {
         return Ok(Vec::new());
     };
     let mut uris = Vec::new();
@@ -654,8 +658,8 @@ pub(crate) fn template_variables(template: &str) -> Result<Vec<String>, String> 
 async fn templates_rfc6570(ctx: &Ctx, era: Era) -> Outcome {
     let mut p = step!(ctx.session(era).await, "a session");
     let listed = match step!(templates(&mut p).await, "a resources/templates/list reply") {
-        Ok(listed) => listed,
-        Err(why) => return Outcome::Skip(format!("{why}: no templates to judge")),
+        Templates::Listed(listed) => listed,
+        Templates::Refused(why) => return Outcome::Skip(format!("{why}: no templates to judge")),
     };
     let texts: Vec<&str> = listed
         .items
