@@ -26,7 +26,7 @@ fn the_correct_feature_server_passes_everything_in_both_eras() {
     assert_clean(&run, &report);
     assert_exit(&run, 0);
     for era in ["legacy", "modern"] {
-        for capability in ["tools"] {
+        for capability in ["tools", "resources", "prompts", "completions"] {
             let c = coverage(&report, capability, era);
             assert_eq!(
                 c["declared"],

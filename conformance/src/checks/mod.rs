@@ -4,6 +4,7 @@
 mod cacheable;
 mod cancellation;
 mod capabilities;
+mod completions;
 mod content;
 mod framing;
 mod http;
@@ -13,6 +14,7 @@ mod logging;
 mod modern;
 mod pages;
 mod prompts;
+mod resources;
 mod shape;
 mod tools;
 mod twins;
@@ -37,6 +39,8 @@ pub fn builtin() -> Result<Vec<Check>, BuiltinError> {
     checks.extend(lifecycle::checks());
     checks.extend(jsonrpc::checks());
     checks.extend(tools::checks());
+    checks.extend(resources::checks());
+    checks.extend(completions::checks());
     checks.extend(prompts::checks());
     checks.extend(logging::checks());
     checks.extend(capabilities::checks());
