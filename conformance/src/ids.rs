@@ -141,4 +141,13 @@ check_ids! {
     MODERN_MISSING_META_INVALID_PARAMS = "modern.missing-meta-invalid-params",
     MODERN_NO_SERVER_REQUESTS = "modern.no-server-requests",
     MODERN_PING_REMOVED = "modern.ping-removed",
+
+    LOGGING_MESSAGE_SHAPE = "logging.message-shape",
+    LOGGING_MESSAGE_DECLARED = "logging.message-declared",
+    LOGGING_MESSAGE_LEVEL = "logging.message-level",
+    MODERN_LOGGING_MESSAGE_REQUESTED = "modern.logging-message-requested",
+    PROGRESS_TOKEN_KNOWN = "progress.token-known",
+    PROGRESS_INCREASING = "progress.increasing",
+    PROGRESS_STOPS_AFTER_RESPONSE = "progress.stops-after-response",
+    CAPABILITIES_NEGOTIATED_REQUESTS = "capabilities.negotiated-requests",
 }

@@ -9,11 +9,14 @@ mod lifecycle;
 mod modern;
 mod pages;
 mod tools;
+mod watch;
 
 use crate::catalog::Check;
 use crate::check::Transport;
 use crate::ids;
 use crate::probe::ProbeError;
+
+pub(crate) use watch::settle as settle_watched;
 
 /// The scenarios that ship with the harness (the same format as `--scenario-file`).
 const BUILTIN_SCENARIOS: &str = include_str!("../../scenarios/builtin.json");
@@ -41,6 +44,7 @@ pub fn builtin() -> Result<Vec<Check>, BuiltinError> {
     checks.extend(cancellation::checks());
     checks.extend(http::checks());
     checks.extend(modern::checks());
+    checks.extend(watch::checks());
     checks.extend(from_scenarios(BUILTIN_SCENARIOS)?);
     Ok(checks)
 }

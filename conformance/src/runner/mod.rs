@@ -132,6 +132,10 @@ async fn run_checks(
         }
     };
     name_the_server(&mut report, &startup, auto_name);
+    spawner.watch.declared(
+        startup.era.capabilities(crate::era::Era::Legacy),
+        startup.era.capabilities(crate::era::Era::Modern),
+    );
     let selected = select(checks, &config);
     let env = Env {
         spawner,
@@ -326,6 +330,10 @@ impl Env {
         all: &[Check],
         expected: &ExpectedFailures,
     ) {
+        let tally = self.spawner.watch.tally();
+        for result in &mut results {
+            crate::checks::settle_watched(result, &tally, self.config());
+        }
         let mut findings = self.spawner.findings.all();
         findings.extend(self.stalls.finding());
         for finding in &findings {

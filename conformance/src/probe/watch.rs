@@ -1,0 +1,451 @@
+//! What the harness watches on every message the server sends during the whole run, in every
+//! process: log messages (`server/utilities/logging.mdx`), progress notifications
+//! (`basic/utilities/progress.mdx`), and requests for client capabilities the harness did not
+//! declare (`basic/lifecycle.mdx`, Operation). Sans-I/O: the probe shows it each message sent
+//! and received; it answers with what to change in a request (a progress token, the declared
+//! client capabilities), the findings a message makes, and the reply a server request gets.
+//! What it saw is tallied for the whole target ([`Watch`]), so the checks that own these rules
+//! can say how much of the run they judged.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_protocol::mcp::modern::{LOG_LEVELS, META_CLIENT_CAPABILITIES, META_LOG_LEVEL};
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+
+use super::answers;
+use crate::capability::Capability;
+use crate::config::ClientCapability;
+use crate::mismatch::{self, Kind};
+use crate::pattern::short;
+
+/// The harness's requests that may run long and so carry `_meta.progressToken`.
+const LONG: [&str; 4] = [
+    "tools/call",
+    "resources/read",
+    "prompts/get",
+    "completion/complete",
+];
+
+/// Requests and tokens remembered per process (a server flooding us cannot grow them).
+const KEPT: usize = 1000;
+
+/// What the whole run saw, for the checks that judge it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Messages from the server, in all.
+    pub messages: usize,
+    /// `notifications/message`, in all.
+    pub log_messages: usize,
+    /// Of them, in a legacy session after `logging/setLevel` was answered.
+    pub log_after_set_level: usize,
+    /// 2026-07-28 requests sent without `io.modelcontextprotocol/logLevel`, answered.
+    pub modern_unlogged_requests: usize,
+    /// Requests sent with a `progressToken`.
+    pub progress_tokens: usize,
+    /// `notifications/progress`, in all.
+    pub progress: usize,
+    /// Of them, where their order with the response is observable (stdio).
+    pub progress_ordered: usize,
+    /// Requests from the server in legacy sessions.
+    pub server_requests: usize,
+}
+
+/// Does the server declare `logging`, per era (`None`: not known)?
+#[derive(Debug, Clone, Copy, Default)]
+struct Declared {
+    legacy: Option<bool>,
+    modern: Option<bool>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    tally: Tally,
+    declared: Declared,
+}
+
+/// What every process of one target saw, shared.
+#[derive(Debug, Clone, Default)]
+pub struct Watch(Arc<Mutex<Shared>>);
+
+impl Watch {
+    /// The server's `capabilities` per era, once the start-up has read them.
+    pub fn declared(&self, legacy: Option<&Value>, modern: Option<&Value>) {
+        let logging = |c: Option<&Value>| c.map(|c| Capability::Logging.declared_in(c));
+        self.0.lock().declared = Declared {
+            legacy: logging(legacy),
+            modern: logging(modern),
+        };
+    }
+
+    pub fn tally(&self) -> Tally {
+        self.0.lock().tally
+    }
+
+    fn count(&self, f: impl FnOnce(&mut Tally)) {
+        f(&mut self.0.lock().tally);
+    }
+
+    fn logging_declared(&self, modern: bool) -> Option<bool> {
+        let declared = self.0.lock().declared;
+        if modern {
+            declared.modern
+        } else {
+            declared.legacy
+        }
+    }
+}
+
+/// A request of the harness that is not answered yet.
+#[derive(Debug)]
+struct Pending {
+    id: Value,
+    method: String,
+    token: Option<String>,
+    /// `io.modelcontextprotocol/logLevel` of a 2026-07-28 request; `logging/setLevel`'s level.
+    level: Option<String>,
+    modern: bool,
+}
+
+/// A progress token the harness sent.
+#[derive(Debug, Default)]
+struct Token {
+    answered: bool,
+    last: Option<f64>,
+}
+
+/// What one message from the server makes.
+#[derive(Debug, Default, PartialEq)]
+pub struct Judged {
+    pub findings: Vec<(Kind, String)>,
+    /// The reply the harness owes a server request.
+    pub reply: Option<Value>,
+}
+
+/// How a message was received.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen {
+    /// In a 2026-07-28 session.
+    pub modern: bool,
+    /// Its order with the other messages of the process is the server's (stdio).
+    pub ordered: bool,
+}
+
+/// The watch over one process.
+#[derive(Debug)]
+pub struct Watcher {
+    shared: Watch,
+    client: Vec<ClientCapability>,
+    pending: Vec<Pending>,
+    tokens: HashMap<String, Token>,
+    /// The level `logging/setLevel` set (an index into [`LOG_LEVELS`]).
+    level: Option<usize>,
+    /// `logging` as this process's `initialize` or `server/discover` result declared it.
+    logging: Option<bool>,
+    next_token: u64,
+}
+
+impl Watcher {
+    pub fn new(shared: Watch, client: Vec<ClientCapability>) -> Watcher {
+        Watcher {
+            shared,
+            client,
+            pending: Vec::new(),
+            tokens: HashMap::new(),
+            level: None,
+            logging: None,
+            next_token: 1,
+        }
+    }
+
+    /// A message about to be sent: the request as it goes (a `progressToken` added to a
+    /// request that may run long, the declared client capabilities where `{}` stood), if it
+    /// changes; and the request is remembered until its response.
+    pub fn outgoing(&mut self, msg: &Value) -> Option<Value> {
+        let method = msg.get("method").and_then(Value::as_str)?.to_owned();
+        let id = msg.get("id").filter(|id| !id.is_null())?.clone();
+        let mut out = msg.clone();
+        let params = out.get_mut("params").and_then(Value::as_object_mut);
+        let mut token = None;
+        if let Some(params) = params {
+            self.declare(&method, params);
+            if LONG.contains(&method.as_str()) {
+                token = self.add_token(params);
+            }
+        }
+        let params = out.get("params");
+        let meta_level = params
+            .and_then(|p| p.pointer("/_meta"))
+            .and_then(|m| m.get(META_LOG_LEVEL));
+        let modern = params
+            .and_then(|p| p.pointer("/_meta"))
+            .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
+            .is_some();
+        let level = match method.as_str() {
+            "logging/setLevel" => params.and_then(|p| p.get("level")),
+            _ => meta_level,
+        };
+        if self.pending.len() < KEPT {
+            self.pending.push(Pending {
+                id,
+                method,
+                token,
+                level: level.and_then(Value::as_str).map(str::to_owned),
+                modern,
+            });
+        }
+        (out != *msg).then_some(out)
+    }
+
+    /// The client capabilities the harness declares, where a request says `{}`: `initialize`'s
+    /// `capabilities`, a 2026-07-28 request's `_meta` clientCapabilities.
+    fn declare(&self, method: &str, params: &mut serde_json::Map<String, Value>) {
+        if self.client.is_empty() {
+            return;
+        }
+        let declared = answers::capabilities(&self.client);
+        if method == "initialize" && params.get("capabilities") == Some(&json!({})) {
+            params.insert("capabilities".to_owned(), declared.clone());
+        }
+        if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
+            if meta.get(META_CLIENT_CAPABILITIES) == Some(&json!({})) {
+                meta.insert(META_CLIENT_CAPABILITIES.to_owned(), declared);
+            }
+        }
+    }
+
+    /// A fresh token in `params._meta.progressToken`, unless the request has one.
+    fn add_token(&mut self, params: &mut serde_json::Map<String, Value>) -> Option<String> {
+        let meta = params.entry("_meta").or_insert_with(|| json!({}));
+        let meta = meta.as_object_mut()?;
+        if let Some(own) = meta.get("progressToken") {
+            let own = own.to_string();
+            if self.tokens.len() < KEPT {
+                self.tokens.entry(own.clone()).or_default();
+            }
+            return Some(own);
+        }
+        let token = json!(format!("mcp-conformance-progress-{}", self.next_token));
+        self.next_token += 1;
+        meta.insert("progressToken".to_owned(), token.clone());
+        if self.tokens.len() < KEPT {
+            self.tokens.insert(token.to_string(), Token::default());
+        }
+        self.shared.count(|t| t.progress_tokens += 1);
+        Some(token.to_string())
+    }
+
+    /// A message from the server.
+    pub fn incoming(&mut self, msg: &Value, seen: Seen) -> Judged {
+        let mut judged = Judged::default();
+        match msg {
+            Value::Array(items) => {
+                for item in items {
+                    let one = self.incoming(item, seen);
+                    judged.findings.extend(one.findings);
+                    judged.reply = judged.reply.or(one.reply);
+                }
+            }
+            _ => self.one(msg, seen, &mut judged),
+        }
+        judged
+    }
+
+    fn one(&mut self, msg: &Value, seen: Seen, judged: &mut Judged) {
+        self.shared.count(|t| t.messages += 1);
+        let method = msg.get("method").and_then(Value::as_str);
+        let id = msg.get("id").filter(|id| !id.is_null());
+        let params = msg.get("params").unwrap_or(&Value::Null);
+        match (method, id) {
+            (None, Some(id)) => self.answered(id, msg),
+            (Some("notifications/message"), None) => {
+                judged.findings.extend(self.log(params, seen));
+            }
+            (Some("notifications/progress"), None) => {
+                judged.findings.extend(self.progress(params, seen));
+            }
+            (Some(method), Some(id)) => {
+                judged
+                    .findings
+                    .extend(self.server_request(method, msg, seen));
+                judged.reply = Some(answers::reply(id, method, &self.client));
+            }
+            _ => {}
+        }
+    }
+
+    /// A response: its request is no longer in progress; what it taught (the capabilities,
+    /// the log level set).
+    fn answered(&mut self, id: &Value, msg: &Value) {
+        let at = self
+            .pending
+            .iter()
+            .position(|p| p.id == *id || mismatch::loosely_equal(&p.id, id));
+        let Some(at) = at else {
+            return;
+        };
+        let request = self.pending.remove(at);
+        if let Some(token) = request.token.and_then(|t| self.tokens.get_mut(&t)) {
+            token.answered = true;
+        }
+        let Some(result) = msg.get("result") else {
+            return;
+        };
+        match request.method.as_str() {
+            "initialize" | "server/discover" => {
+                if let Some(caps) = result.get("capabilities") {
+                    self.logging = Some(Capability::Logging.declared_in(caps));
+                }
+            }
+            "logging/setLevel" => {
+                self.level = request.level.as_deref().and_then(level_index);
+            }
+            _ => {}
+        }
+        if request.modern && request.level.is_none() {
+            self.shared.count(|t| t.modern_unlogged_requests += 1);
+        }
+    }
+
+    /// `notifications/message`: its shape, whether `logging` is declared, its level.
+    fn log(&mut self, params: &Value, seen: Seen) -> Vec<(Kind, String)> {
+        self.shared.count(|t| t.log_messages += 1);
+        let mut findings = Vec::new();
+        let level = params.get("level").and_then(Value::as_str);
+        let index = level.and_then(level_index);
+        if index.is_none() || params.get("data").is_none() {
+            findings.push((
+                Kind::LogShape,
+                format!(
+                    "a notifications/message whose params lack a valid level (one of {}) or \
+                     data: {}",
+                    LOG_LEVELS.join(", "),
+                    short(params)
+                ),
+            ));
+        }
+        let declared = self
+            .logging
+            .or_else(|| self.shared.logging_declared(seen.modern));
+        if declared == Some(false) {
+            findings.push((
+                Kind::LogUndeclared,
+                format!(
+                    "a notifications/message from a server whose capabilities declare no \
+                     logging: {}",
+                    short(params)
+                ),
+            ));
+        }
+        if seen.modern {
+            findings.extend(self.log_unrequested(params));
+        } else if let (Some(min), Some(at)) = (self.level, index) {
+            self.shared.count(|t| t.log_after_set_level += 1);
+            if at < min {
+                findings.push((
+                    Kind::LogBelowLevel,
+                    format!(
+                        "a notifications/message at level {} after logging/setLevel set {}: {}",
+                        LOG_LEVELS[at],
+                        LOG_LEVELS[min],
+                        short(params)
+                    ),
+                ));
+            }
+        }
+        findings
+    }
+
+    /// In a 2026-07-28 session: a log message while no request in progress asked for them.
+    fn log_unrequested(&self, params: &Value) -> Option<(Kind, String)> {
+        let asked = self.pending.iter().any(|p| p.modern && p.level.is_some());
+        let in_progress: Vec<&str> = self.pending.iter().map(|p| p.method.as_str()).collect();
+        (!asked).then(|| {
+            (
+                Kind::LogUnrequested,
+                format!(
+                    "a notifications/message while no request in progress carried {META_LOG_LEVEL} \
+                     (in progress: {}): {}",
+                    if in_progress.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        in_progress.join(", ")
+                    },
+                    short(params)
+                ),
+            )
+        })
+    }
+
+    /// `notifications/progress`: a token the harness sent, still in progress (where order is
+    /// observable), and `progress` increasing.
+    fn progress(&mut self, params: &Value, seen: Seen) -> Vec<(Kind, String)> {
+        self.shared.count(|t| t.progress += 1);
+        let token = params.get("progressToken").map(Value::to_string);
+        let Some(state) = token.as_ref().and_then(|t| self.tokens.get_mut(t)) else {
+            return vec![(
+                Kind::ProgressUnknownToken,
+                format!(
+                    "a notifications/progress for a token no request of the harness carried: {}",
+                    short(params)
+                ),
+            )];
+        };
+        let mut findings = Vec::new();
+        if seen.ordered {
+            self.shared.count(|t| t.progress_ordered += 1);
+            if state.answered {
+                findings.push((
+                    Kind::ProgressAfterResponse,
+                    format!(
+                        "a notifications/progress after the response to its request: {}",
+                        short(params)
+                    ),
+                ));
+            }
+        }
+        let progress = params.get("progress").and_then(Value::as_f64);
+        if let (Some(last), Some(now)) = (state.last, progress) {
+            if now <= last {
+                findings.push((
+                    Kind::ProgressNotIncreasing,
+                    format!(
+                        "progress {now} after {last} for the same token: {}",
+                        short(params)
+                    ),
+                ));
+            }
+        }
+        if progress.is_some() {
+            state.last = progress;
+        }
+        findings
+    }
+
+    /// A request from the server: in a legacy session, one for a client capability the
+    /// harness did not declare is a finding (2026-07-28 sessions are
+    /// `modern.no-server-requests`'s).
+    fn server_request(&self, method: &str, msg: &Value, seen: Seen) -> Option<(Kind, String)> {
+        if seen.modern {
+            return None;
+        }
+        self.shared.count(|t| t.server_requests += 1);
+        let needed = answers::needed(method)?;
+        (!self.client.contains(&needed)).then(|| {
+            (
+                Kind::UndeclaredClientCapability,
+                format!(
+                    "a {method} request, though the harness declared no {} capability: {}",
+                    needed.as_str(),
+                    short(msg)
+                ),
+            )
+        })
+    }
+}
+
+/// The index of a log level in [`LOG_LEVELS`] (least severe first).
+fn level_index(level: &str) -> Option<usize> {
+    LOG_LEVELS.iter().position(|l| *l == level)
+}
