@@ -449,3 +449,176 @@ impl Watcher {
 fn level_index(level: &str) -> Option<usize> {
     LOG_LEVELS.iter().position(|l| *l == level)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STDIO: Seen = Seen {
+        modern: false,
+        ordered: true,
+    };
+
+    fn kinds(judged: &Judged) -> Vec<Kind> {
+        judged.findings.iter().map(|(k, _)| *k).collect()
+    }
+
+    fn request(id: i64, method: &str, params: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    }
+
+    fn progress(token: &Value, progress: f64) -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": progress}})
+    }
+
+    #[test]
+    fn long_requests_get_a_unique_token_and_others_none() {
+        let mut w = Watcher::new(Watch::default(), Vec::new());
+        let a = w
+            .outgoing(&request(1, "tools/call", json!({"name": "x"})))
+            .unwrap();
+        let b = w
+            .outgoing(&request(2, "resources/read", json!({"uri": "u"})))
+            .unwrap();
+        let ta = &a["params"]["_meta"]["progressToken"];
+        assert_eq!(ta, "mcp-conformance-progress-1");
+        assert_eq!(
+            b["params"]["_meta"]["progressToken"],
+            "mcp-conformance-progress-2"
+        );
+        assert_eq!(w.outgoing(&request(3, "tools/list", json!({}))), None);
+        let own = request(4, "prompts/get", json!({"_meta": {"progressToken": 7}}));
+        assert_eq!(w.outgoing(&own), None, "a token of the check's own is kept");
+        assert!(w
+            .incoming(&progress(&json!(7), 1.0), STDIO)
+            .findings
+            .is_empty());
+        assert_eq!(w.shared.tally().progress_tokens, 2);
+    }
+
+    #[test]
+    fn progress_for_unknown_repeated_and_late_tokens() {
+        let mut w = Watcher::new(Watch::default(), Vec::new());
+        let sent = w.outgoing(&request(1, "tools/call", json!({}))).unwrap();
+        let token = sent["params"]["_meta"]["progressToken"].clone();
+        assert!(w
+            .incoming(&progress(&token, 0.5), STDIO)
+            .findings
+            .is_empty());
+        let again = w.incoming(&progress(&token, 0.5), STDIO);
+        assert_eq!(kinds(&again), [Kind::ProgressNotIncreasing]);
+        let other = w.incoming(&progress(&json!("nope"), 1.0), STDIO);
+        assert_eq!(kinds(&other), [Kind::ProgressUnknownToken]);
+        w.incoming(&json!({"jsonrpc": "2.0", "id": 1, "result": {}}), STDIO);
+        let late = w.incoming(&progress(&token, 2.0), STDIO);
+        assert_eq!(kinds(&late), [Kind::ProgressAfterResponse]);
+        // Over HTTP the order across streams is not the server's: not judged.
+        let http = Seen {
+            ordered: false,
+            ..STDIO
+        };
+        assert!(w.incoming(&progress(&token, 3.0), http).findings.is_empty());
+        let t = w.shared.tally();
+        assert_eq!((t.progress, t.progress_ordered), (5, 3));
+    }
+
+    fn log(level: &str) -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": level, "data": "x"}})
+    }
+
+    #[test]
+    fn log_messages_shape_declaration_and_level() {
+        let shared = Watch::default();
+        shared.declared(Some(&json!({"logging": {}})), None);
+        let mut w = Watcher::new(shared.clone(), Vec::new());
+        assert!(w.incoming(&log("debug"), STDIO).findings.is_empty());
+        assert_eq!(kinds(&w.incoming(&log("verbose"), STDIO)), [Kind::LogShape]);
+        let no_data = json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info"}});
+        assert_eq!(kinds(&w.incoming(&no_data, STDIO)), [Kind::LogShape]);
+        w.outgoing(&request(1, "logging/setLevel", json!({"level": "warning"})));
+        w.incoming(&json!({"jsonrpc": "2.0", "id": 1, "result": {}}), STDIO);
+        assert_eq!(
+            kinds(&w.incoming(&log("info"), STDIO)),
+            [Kind::LogBelowLevel]
+        );
+        assert!(w.incoming(&log("error"), STDIO).findings.is_empty());
+        assert_eq!(shared.tally().log_after_set_level, 2);
+        // This process's initialize result says no logging.
+        w.outgoing(&request(2, "initialize", json!({"capabilities": {}})));
+        w.incoming(
+            &json!({"jsonrpc": "2.0", "id": 2, "result": {"capabilities": {}}}),
+            STDIO,
+        );
+        assert_eq!(
+            kinds(&w.incoming(&log("error"), STDIO)),
+            [Kind::LogUndeclared]
+        );
+    }
+
+    #[test]
+    fn modern_log_messages_only_for_requests_that_asked() {
+        let shared = Watch::default();
+        shared.declared(None, Some(&json!({"logging": {}})));
+        let mut w = Watcher::new(shared.clone(), Vec::new());
+        let modern = Seen {
+            modern: true,
+            ordered: true,
+        };
+        let meta = |level: Option<&str>| {
+            let mut meta = json!({META_CLIENT_CAPABILITIES: {}});
+            if let Some(level) = level {
+                meta[META_LOG_LEVEL] = json!(level);
+            }
+            json!({"_meta": meta})
+        };
+        w.outgoing(&request(1, "tools/list", meta(None)));
+        assert_eq!(
+            kinds(&w.incoming(&log("error"), modern)),
+            [Kind::LogUnrequested]
+        );
+        w.outgoing(&request(2, "tools/list", meta(Some("debug"))));
+        assert!(w.incoming(&log("error"), modern).findings.is_empty());
+        w.incoming(&json!({"jsonrpc": "2.0", "id": 1, "result": {}}), modern);
+        w.incoming(&json!({"jsonrpc": "2.0", "id": 2, "result": {}}), modern);
+        assert_eq!(
+            kinds(&w.incoming(&log("error"), modern)),
+            [Kind::LogUnrequested]
+        );
+        assert_eq!(shared.tally().modern_unlogged_requests, 1);
+    }
+
+    #[test]
+    fn server_requests_are_answered_and_undeclared_ones_found() {
+        let sampling = json!({"jsonrpc": "2.0", "id": "s", "method": "sampling/createMessage",
+            "params": {}});
+        let mut bare = Watcher::new(Watch::default(), Vec::new());
+        let judged = bare.incoming(&sampling, STDIO);
+        assert_eq!(kinds(&judged), [Kind::UndeclaredClientCapability]);
+        assert_eq!(judged.reply.unwrap()["error"]["code"], -32601);
+        let modern = Seen {
+            modern: true,
+            ordered: true,
+        };
+        assert!(bare.incoming(&sampling, modern).findings.is_empty());
+        let mut declared = Watcher::new(Watch::default(), vec![ClientCapability::Sampling]);
+        let judged = declared.incoming(&sampling, STDIO);
+        assert!(judged.findings.is_empty());
+        assert_eq!(judged.reply.unwrap()["result"]["model"], "mcp-conformance");
+        let init = request(1, "initialize", json!({"capabilities": {}}));
+        let sent = declared.outgoing(&init).unwrap();
+        assert_eq!(sent["params"]["capabilities"], json!({"sampling": {}}));
+        let meta = request(
+            2,
+            "tools/list",
+            json!({"_meta": {META_CLIENT_CAPABILITIES: {}}}),
+        );
+        let sent = declared.outgoing(&meta).unwrap();
+        assert_eq!(
+            sent["params"]["_meta"][META_CLIENT_CAPABILITIES],
+            json!({"sampling": {}})
+        );
+    }
+}
