@@ -44,14 +44,19 @@ impl Tracker {
             Progress::Terminal => {
                 write!(err, "\r\x1b[2K[{n}/{total}] {}{}", self.prefix, r.info.id)
             }
-            Progress::Lines => writeln!(
-                err,
-                "[{n}/{total}] {}{} {} {:.1}s",
-                self.prefix,
-                r.info.id,
-                r.status,
-                r.duration.as_secs_f64()
-            ),
+            Progress::Lines => {
+                let status = match crate::checks::judged_at_end(r) {
+                    true => "ran (judged when the run ends)".to_owned(),
+                    false => r.status.to_string(),
+                };
+                writeln!(
+                    err,
+                    "[{n}/{total}] {}{} {status} {:.1}s",
+                    self.prefix,
+                    r.info.id,
+                    r.duration.as_secs_f64()
+                )
+            }
         };
         let _ = err.flush();
     }

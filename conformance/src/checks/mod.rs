@@ -16,7 +16,7 @@ use crate::check::Transport;
 use crate::ids;
 use crate::probe::ProbeError;
 
-pub(crate) use watch::settle as settle_watched;
+pub(crate) use watch::{judged_at_end, settle as settle_watched};
 
 /// The scenarios that ship with the harness (the same format as `--scenario-file`).
 const BUILTIN_SCENARIOS: &str = include_str!("../../scenarios/builtin.json");

@@ -92,7 +92,7 @@ fn progress() -> Vec<Check> {
         Check::code(
             ids::PROGRESS_TOKEN_KNOWN,
             Level::Must,
-            "every notifications/progress of the run references a progressToken the harness sent (it adds one to each tools/call, resources/read, prompts/get, completion/complete)",
+            "every notifications/progress of the run references a progressToken the harness sent (it adds one to each tools/call, resources/read, prompts/get, completion/complete, and calls a read-only tool in a process of its own)",
             "basic/utilities/progress.mdx, Behavior Requirements",
             |ctx| exercise_progress(ctx).boxed(),
         )
@@ -185,10 +185,16 @@ async fn exercise(p: &mut Probe) -> Result<(), crate::probe::ProbeError> {
     p.until_barrier().await.map(drop)
 }
 
+/// Does `result` wait for the end of the run for its verdict (its body ran, [`settle`] has
+/// not yet)?
+pub(crate) fn judged_at_end(result: &CheckResult) -> bool {
+    matches!(&result.outcome, Outcome::Skip(text) if text == PENDING)
+}
+
 /// The verdict of a watched check whose body ran (its outcome is [`PENDING`]), from what the
 /// whole run saw; a finding its check owns turns it into a FAIL afterwards.
 pub(crate) fn settle(result: &mut CheckResult, tally: &Tally, config: &RunConfig) {
-    if !matches!(&result.outcome, Outcome::Skip(text) if text == PENDING) {
+    if !judged_at_end(result) {
         return;
     }
     let Some(outcome) = verdict(&result.info.id, tally) else {
