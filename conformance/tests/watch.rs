@@ -39,10 +39,17 @@ fn feature(era: &str, bug: Option<&str>) -> Vec<String> {
     cmd
 }
 
-/// A run of the family's checks (and `extra` options) against `target`: the report.
+/// A run of the family's checks (and `extra` options) against `target`: the report. The
+/// checks that call a read-only tool in each era run too (the fixture sends progress for
+/// them), and era.detect shows the start-up's requests.
 fn run_family(extra: &[&str], target: &[String]) -> Value {
     let mut options = Vec::new();
-    for id in FAMILY {
+    let callers = [
+        "tools.call-result-shape",
+        "modern.no-server-requests",
+        "era.detect",
+    ];
+    for id in FAMILY.iter().chain(&callers) {
         options.extend(["--only", id]);
     }
     options.extend(extra);
@@ -64,6 +71,17 @@ fn text(report: &Value, id: &str) -> String {
         c["detail"].as_str().unwrap_or(""),
         c["actual"].as_str().unwrap_or("")
     )
+}
+
+/// The messages the harness sent in check `id`.
+fn sent(report: &Value, id: &str) -> Vec<Value> {
+    find(report, id)["transcript"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["direction"] == "send")
+        .filter_map(|e| serde_json::from_str(e["text"].as_str().unwrap_or("")).ok())
+        .collect()
 }
 
 fn statuses(report: &Value) -> Vec<(&'static str, String)> {
@@ -218,46 +236,39 @@ fn each_bug_fails_its_own_check_alone() {
     }
 }
 
-/// `--client-capabilities sampling`: declared in `initialize`, and the server's
-/// sampling/createMessage gets the fixed reply; a server that asks for it breaks no rule.
+/// `--client-capabilities sampling`: declared in `initialize` and in 2026-07-28 `_meta`, and
+/// the server's sampling/createMessage gets the fixed reply; a server that asks for it breaks
+/// no rule.
 #[test]
 fn declared_client_capabilities_are_announced_and_answered() {
     let report = run_family(
         &["--client-capabilities", "sampling"],
-        &feature("legacy", Some("request-undeclared-sampling")),
+        &feature("dual", Some("request-undeclared-sampling")),
     );
+    let id = "capabilities.negotiated-requests";
+    assert_eq!(status(&report, id), "PASS", "{}", text(&report, id));
+    let startup = sent(&report, "era.detect");
+    let declared = serde_json::json!({"sampling": {}});
+    let init = startup.iter().find(|m| m["method"] == "initialize");
+    let init = init.unwrap_or_else(|| panic!("no initialize sent: {startup:?}"));
+    assert_eq!(init["params"]["capabilities"], declared);
+    let discover = startup.iter().find(|m| m["method"] == "server/discover");
+    let discover = discover.unwrap_or_else(|| panic!("no server/discover sent: {startup:?}"));
     assert_eq!(
-        status(&report, "capabilities.negotiated-requests"),
-        "PASS",
-        "{}",
-        text(&report, "capabilities.negotiated-requests")
+        discover["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+        declared
     );
-    // The check with a process of its own shows its handshake and the reply to the request.
-    let c = find(&report, "progress.token-known");
-    let sent: Vec<Value> = c["transcript"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| e["direction"] == "send")
-        .filter_map(|e| serde_json::from_str(e["text"].as_str().unwrap_or("")).ok())
-        .collect();
-    let init = sent
-        .iter()
-        .find(|m| m["method"] == "initialize")
-        .unwrap_or_else(|| panic!("no initialize sent: {sent:?}"));
+    let replies = sent(&report, id);
+    let reply = replies.iter().find(|m| m["id"] == "sampling-1");
+    let reply = reply.unwrap_or_else(|| panic!("no reply to sampling-1: {replies:?}"));
     assert_eq!(
-        init["params"]["capabilities"],
-        serde_json::json!({"sampling": {}})
+        reply["result"],
+        serde_json::json!({"role": "assistant", "model": "mcp-conformance",
+            "content": {"type": "text", "text": "mcp-conformance"}, "stopReason": "endTurn"})
     );
-    let reply = sent
-        .iter()
-        .find(|m| m["id"] == "sampling-1")
-        .unwrap_or_else(|| panic!("no reply to sampling-1: {sent:?}"));
-    assert_eq!(reply["result"]["model"], "mcp-conformance");
-    assert_eq!(reply["result"]["role"], "assistant");
-    assert_eq!(reply["result"]["content"]["type"], "text");
     // Every tools/call carried a progress token of its own.
-    let tokens: Vec<&Value> = sent
+    let calls = sent(&report, "tools.call-result-shape");
+    let tokens: Vec<&Value> = calls
         .iter()
         .filter(|m| m["method"] == "tools/call")
         .map(|m| &m["params"]["_meta"]["progressToken"])
@@ -268,26 +279,19 @@ fn declared_client_capabilities_are_announced_and_answered() {
     );
 }
 
-/// Without `--client-capabilities` the server's request gets -32601 (and is judged above).
+/// Without `--client-capabilities` the harness declares none, and the server's request gets
+/// -32601 (and is judged above).
 #[test]
 fn undeclared_requests_get_method_not_found() {
     let report = run_family(&[], &feature("legacy", Some("request-undeclared-sampling")));
-    let c = find(&report, "progress.token-known");
-    let reply = c["transcript"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| e["direction"] == "send")
-        .filter_map(|e| serde_json::from_str::<Value>(e["text"].as_str().unwrap_or("")).ok())
-        .find(|m| m["id"] == "sampling-1")
-        .expect("a reply to sampling-1");
+    let replies = sent(&report, "capabilities.negotiated-requests");
+    let reply = replies.iter().find(|m| m["id"] == "sampling-1");
+    let reply = reply.unwrap_or_else(|| panic!("no reply to sampling-1: {replies:?}"));
     assert_eq!(reply["error"]["code"], -32601);
-    let init_caps = c["transcript"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| serde_json::from_str::<Value>(e["text"].as_str().unwrap_or("")).ok())
-        .find(|m| m["method"] == "initialize")
-        .map(|m| m["params"]["capabilities"].clone());
-    assert_eq!(init_caps, Some(serde_json::json!({})));
+    let startup = sent(&report, "era.detect");
+    let init = startup.iter().find(|m| m["method"] == "initialize");
+    assert_eq!(
+        init.map(|m| &m["params"]["capabilities"]),
+        Some(&serde_json::json!({}))
+    );
 }

@@ -2,8 +2,10 @@
 //! `probe/watch.rs`): log messages, progress notifications, requests for client capabilities.
 //! A break is a finding its check owns and FAILs with, the frames attached. Each check's body
 //! only gives the server occasion to send such messages (a short exercise); its verdict is
-//! settled when the run ends ([`settle`]), saying how many messages of its kind the run saw:
-//! none seen where the rule is about what was sent is a SKIP, not a PASS.
+//! settled when the run ends ([`settle`]), saying how many messages of its kind the run saw.
+//! None seen, where the rule is about what was sent, is an observation (INFO), not a PASS: the
+//! check did watch the whole run, and the server may send none (progress and log messages are
+//! MAY); a SKIP would say it did not run.
 
 use futures::FutureExt;
 use mcp_protocol::mcp::modern::{self, META_LOG_LEVEL};
@@ -23,6 +25,10 @@ use crate::probe::{modern_meta, Probe, Tally};
 /// What a body says: the verdict waits for the end of the run.
 const PENDING: &str = "judged when the run ends, from every message the server sent";
 
+fn pending() -> Outcome {
+    Outcome::Skip(PENDING.to_owned())
+}
+
 pub fn checks() -> Vec<Check> {
     let mut checks = logging();
     checks.extend(progress());
@@ -32,7 +38,7 @@ pub fn checks() -> Vec<Check> {
             Level::Must,
             "in legacy sessions the server sends no request (roots/list, sampling/createMessage, elicitation/create) for a client capability the harness did not declare (--client-capabilities)",
             "basic/lifecycle.mdx, Operation (2025-11-25)",
-            |ctx| exercise_tools(ctx, Era::Legacy).boxed(),
+            |ctx| exercise_tools(ctx).boxed(),
         )
         .quote("Both parties MUST: […] Only use capabilities that were successfully negotiated")
         .because("2026-07-28 stdio sessions get no server requests at all: modern.no-server-requests judges them")
@@ -48,7 +54,7 @@ fn logging() -> Vec<Check> {
             Level::Must,
             "every notifications/message of the run has a valid level (one of the 8 LoggingLevel values) and data",
             "schema.ts LoggingMessageNotificationParams (2025-11-25 and 2026-07-28)",
-            |_| async { Outcome::Skip(PENDING.to_owned()) }.boxed(),
+            |_| async { pending() }.boxed(),
         )
         .quote("schema.ts: LoggingMessageNotificationParams { level: LoggingLevel; logger?: string; data: unknown }")
         .because("required fields of the schema")
@@ -58,7 +64,7 @@ fn logging() -> Vec<Check> {
             Level::Must,
             "no notifications/message in the run from a server that does not declare logging (in that era)",
             "server/utilities/logging.mdx, Capabilities (2025-11-25 and 2026-07-28)",
-            |_| async { Outcome::Skip(PENDING.to_owned()) }.boxed(),
+            |_| async { pending() }.boxed(),
         )
         .quote("Servers that emit log message notifications MUST declare the logging capability")
         .runs_in(RunsIn::Startup),
@@ -81,9 +87,8 @@ fn logging() -> Vec<Check> {
             |ctx| per_request_level(ctx).boxed(),
         )
         .quote("The server MUST NOT emit notifications/message for a request that does not include this field.")
-        .because("a message at a level below the one requested is not judged (the page only permits at or above, with MAY)")
-        .runs_in(RunsIn::Modern)
-        .needs(Capability::Logging, Era::Modern),
+        .because("whether or not the server declares logging; a message at a level below the one requested is not judged (the page only permits at or above, with MAY)")
+        .runs_in(RunsIn::Modern),
     ]
 }
 
@@ -92,19 +97,19 @@ fn progress() -> Vec<Check> {
         Check::code(
             ids::PROGRESS_TOKEN_KNOWN,
             Level::Must,
-            "every notifications/progress of the run references a progressToken the harness sent (it adds one to each tools/call, resources/read, prompts/get, completion/complete, and calls a read-only tool in a process of its own)",
+            "every notifications/progress of the run references a progressToken the harness sent (it adds one to each tools/call, resources/read, prompts/get, completion/complete: the tools checks' calls give the server occasion)",
             "basic/utilities/progress.mdx, Behavior Requirements",
-            |ctx| exercise_progress(ctx).boxed(),
+            |_| async { pending() }.boxed(),
         )
         .quote("Progress notifications MUST only reference tokens that: Were provided in an active request; Are associated with an in-progress operation")
         .because("after the response the token is progress.stops-after-response's to judge")
-        .any_era(),
+        .runs_in(RunsIn::Startup),
         Check::code(
             ids::PROGRESS_INCREASING,
             Level::Must,
             "each token's progress strictly increases from one notifications/progress to the next",
             "basic/utilities/progress.mdx, Progress Flow",
-            |_| async { Outcome::Skip(PENDING.to_owned()) }.boxed(),
+            |_| async { pending() }.boxed(),
         )
         .quote("The progress value MUST increase with each notification, even if the total is unknown.")
         .runs_in(RunsIn::Startup),
@@ -113,7 +118,7 @@ fn progress() -> Vec<Check> {
             Level::Must,
             "no notifications/progress for a token after the response to its request (stdio, where the order is the server's)",
             "basic/utilities/progress.mdx, Implementation Notes",
-            |_| async { Outcome::Skip(PENDING.to_owned()) }.boxed(),
+            |_| async { pending() }.boxed(),
         )
         .quote("Progress notifications MUST stop after completion")
         .because("over HTTP the harness does not see one order across streams: not judged there")
@@ -122,30 +127,19 @@ fn progress() -> Vec<Check> {
     ]
 }
 
-/// Gives the server occasion to send progress (and requests): a read-only tool called, as
-/// the tools checks choose it, in a session of `era`. What comes is judged at the end of the
+/// Gives the server occasion to send requests (and progress): a read-only tool called, as
+/// the tools checks choose it, in the legacy session. What comes is judged at the end of the
 /// run.
-async fn exercise_tools(ctx: &Ctx, era: Era) -> Outcome {
-    if let Ok(mut p) = ctx.session(era).await {
-        if ctx.era().declares(Capability::Tools, era) {
+async fn exercise_tools(ctx: &Ctx) -> Outcome {
+    if let Ok(mut p) = ctx.ready().await {
+        if ctx.era().declares(Capability::Tools, Era::Legacy) {
             if let Ok(pages) = list_pages(&mut p).await {
                 let _ = call_safe(&mut p, &tools_of(&pages)).await;
             }
         }
         let _ = p.until_barrier().await;
     }
-    Outcome::Skip(PENDING.to_owned())
-}
-
-/// [`exercise_tools`] in a process of its own, legacy where the server speaks it: progress
-/// is judged in both eras.
-async fn exercise_progress(ctx: &Ctx) -> Outcome {
-    let era = if ctx.era().legacy {
-        Era::Legacy
-    } else {
-        Era::Modern
-    };
-    exercise_tools(ctx, era).await
+    pending()
 }
 
 /// `logging/setLevel` warning, a short session of ordinary and failing requests, then debug
@@ -160,7 +154,7 @@ async fn set_level(ctx: &Ctx) -> Outcome {
             .request("logging/setLevel", Some(json!({"level": "debug"})))
             .await;
     }
-    Outcome::Skip(PENDING.to_owned())
+    pending()
 }
 
 /// A request that asks for log messages (`logLevel` debug), then a short session of requests
@@ -177,7 +171,7 @@ async fn per_request_level(ctx: &Ctx) -> Outcome {
         let _ = p.request(method, Some(json!({"_meta": meta}))).await;
         let _ = exercise(&mut p).await;
     }
-    Outcome::Skip(PENDING.to_owned())
+    pending()
 }
 
 async fn exercise(p: &mut Probe) -> Result<(), crate::probe::ProbeError> {
@@ -207,7 +201,9 @@ pub(crate) fn settle(result: &mut CheckResult, tally: &Tally, config: &RunConfig
 /// What the run's tally says for check `id`, when nothing broke its rule.
 fn verdict(id: &str, t: &Tally) -> Option<Outcome> {
     let seen = |n: usize, what: &str, judged: String| match n {
-        0 => Outcome::Skip(format!("no {what} seen in the run: nothing to judge")),
+        0 => Outcome::Observed(format!(
+            "the server sent no {what} in the run (it may send none): nothing to judge"
+        )),
         _ => Outcome::pass(format!("{n} {what} in the run, {judged}")),
     };
     Some(if ids::LOGGING_MESSAGE_SHAPE == *id {
@@ -224,8 +220,9 @@ fn verdict(id: &str, t: &Tally) -> Option<Outcome> {
         ))
     } else if ids::LOGGING_MESSAGE_LEVEL == *id {
         match t.log_after_set_level {
-            0 => Outcome::Skip(
-                "no notifications/message came after a logging/setLevel: nothing to judge"
+            0 => Outcome::Observed(
+                "no notifications/message came after a logging/setLevel was answered: nothing \
+                 to judge"
                     .to_owned(),
             ),
             n => Outcome::Observed(format!(
@@ -234,7 +231,7 @@ fn verdict(id: &str, t: &Tally) -> Option<Outcome> {
         }
     } else if ids::MODERN_LOGGING_MESSAGE_REQUESTED == *id {
         match t.modern_unlogged_requests {
-            0 => Outcome::Skip(
+            0 => Outcome::Observed(
                 "no 2026-07-28 request without io.modelcontextprotocol/logLevel was answered: \
                  nothing to judge"
                     .to_owned(),
@@ -281,18 +278,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nothing_seen_is_a_skip_and_prohibitions_pass_on_the_traffic() {
+    fn nothing_seen_is_observed_and_prohibitions_pass_on_the_traffic() {
         let none = Tally {
             messages: 9,
             ..Tally::default()
         };
-        let skip = |id: ids::CheckId| matches!(verdict(id.as_str(), &none), Some(Outcome::Skip(_)));
-        assert!(skip(ids::LOGGING_MESSAGE_SHAPE));
-        assert!(skip(ids::LOGGING_MESSAGE_LEVEL));
-        assert!(skip(ids::MODERN_LOGGING_MESSAGE_REQUESTED));
-        assert!(skip(ids::PROGRESS_TOKEN_KNOWN));
-        assert!(skip(ids::PROGRESS_INCREASING));
-        assert!(skip(ids::PROGRESS_STOPS_AFTER_RESPONSE));
+        let observed =
+            |id: ids::CheckId| matches!(verdict(id.as_str(), &none), Some(Outcome::Observed(_)));
+        assert!(observed(ids::LOGGING_MESSAGE_SHAPE));
+        assert!(observed(ids::LOGGING_MESSAGE_LEVEL));
+        assert!(observed(ids::MODERN_LOGGING_MESSAGE_REQUESTED));
+        assert!(observed(ids::PROGRESS_TOKEN_KNOWN));
+        assert!(observed(ids::PROGRESS_INCREASING));
+        assert!(observed(ids::PROGRESS_STOPS_AFTER_RESPONSE));
         let pass = verdict(ids::CAPABILITIES_NEGOTIATED_REQUESTS.as_str(), &none);
         assert!(matches!(pass, Some(Outcome::Pass(t)) if t.starts_with("9 message(s)")));
         let some = Tally {

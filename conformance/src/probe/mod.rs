@@ -315,7 +315,8 @@ impl Probe {
         };
         let judged = self.watcher.incoming(v, seen);
         for (kind, actual) in judged.findings {
-            self.find(FINDING_FRAMES, kind, actual);
+            self.witness
+                .find_read(&self.conn, FINDING_FRAMES, kind, actual);
         }
         if let Some(reply) = judged.reply {
             let _ = self.send(&reply).await;
