@@ -92,7 +92,8 @@ fn statuses(report: &Value) -> Vec<(&'static str, String)> {
 }
 
 /// What a correct server gets in each era: every applicable check passes (the level check is
-/// INFO), and the ones of the other era are skipped.
+/// INFO), and the ones of the other era are skipped. With `--client-capabilities sampling`
+/// the fixture sends sampling/createMessage in legacy tool calls, so every check has evidence.
 #[test]
 fn a_correct_server_passes_in_both_eras() {
     for (era, skipped) in [
@@ -103,7 +104,7 @@ fn a_correct_server_passes_in_both_eras() {
             vec!["logging.message-level", "capabilities.negotiated-requests"],
         ),
     ] {
-        let report = run_family(&[], &feature(era, None));
+        let report = run_family(&["--client-capabilities", "sampling"], &feature(era, None));
         for (id, got) in statuses(&report) {
             let want = if skipped.contains(&id) {
                 "SKIP"
@@ -123,6 +124,8 @@ fn a_correct_server_passes_in_both_eras() {
         );
         assert!(text(&report, "logging.message-shape").contains("notifications/message in the run"));
         if era != "modern" {
+            assert!(text(&report, "capabilities.negotiated-requests")
+                .contains("requests (in legacy sessions) in the run, none for a client"));
             assert!(text(&report, "logging.message-level")
                 .contains("notifications/message after logging/setLevel, none below"));
         }
@@ -222,7 +225,6 @@ fn each_bug_fails_its_own_check_alone() {
                 "logging.message-shape",
                 "progress.token-known",
                 "progress.increasing",
-                "capabilities.negotiated-requests",
             ],
         };
         for id in passes.iter().filter(|id| **id != owner) {
@@ -293,5 +295,27 @@ fn undeclared_requests_get_method_not_found() {
     assert_eq!(
         init.map(|m| &m["params"]["capabilities"]),
         Some(&serde_json::json!({}))
+    );
+}
+
+/// A server that sends nothing of a kind leaves its check nothing to judge: INFO saying so,
+/// never a PASS.
+#[test]
+fn nothing_seen_is_reported_not_passed() {
+    let report = run_family(&[], &feature("legacy", None));
+    let id = "capabilities.negotiated-requests";
+    assert_eq!(status(&report, id), "INFO", "{}", text(&report, id));
+    assert!(
+        text(&report, id).contains("the server sent no requests (in legacy sessions) in the run"),
+        "{}",
+        text(&report, id)
+    );
+    // Selected alone, the progress checks see no tool call, hence no progress.
+    let (run, alone) = check(&["--only", "progress.increasing"], &feature("legacy", None));
+    assert_eq!(
+        status(&alone, "progress.increasing"),
+        "INFO",
+        "{}",
+        run.context()
     );
 }

@@ -34,8 +34,6 @@ const KEPT: usize = 1000;
 /// What the whole run saw, for the checks that judge it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tally {
-    /// Messages from the server, in all.
-    pub messages: usize,
     /// `notifications/message`, in all.
     pub log_messages: usize,
     /// Of them, in a legacy session after `logging/setLevel` was answered.
@@ -253,7 +251,6 @@ impl Watcher {
     }
 
     fn one(&mut self, msg: &Value, seen: Seen, judged: &mut Judged) {
-        self.shared.count(|t| t.messages += 1);
         let method = msg.get("method").and_then(Value::as_str);
         let id = msg.get("id").filter(|id| !id.is_null());
         let params = msg.get("params").unwrap_or(&Value::Null);

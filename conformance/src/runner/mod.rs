@@ -161,10 +161,11 @@ async fn run_checks(
     }
     let plan = Plan::new(to_run);
     results.extend(env.run(plan, startup.legacy, startup.modern).await);
-    env.progress.done();
     results.sort_by_key(|(i, _)| *i);
     let results = results.into_iter().map(|(_, r)| r).collect();
     env.conclude(&mut report, results, checks, expected);
+    env.progress.settled(&report.results);
+    env.progress.done();
     report.duration = started.elapsed();
     report
 }
