@@ -245,6 +245,7 @@ impl Probe {
     }
 
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), ProbeError> {
+        self.watcher.sent_raw(bytes);
         self.replies.sent_bytes(bytes);
         match self.conn.send_raw(bytes).await {
             Ok(()) => Ok(()),
@@ -318,7 +319,7 @@ impl Probe {
             self.witness
                 .find_read(&self.conn, FINDING_FRAMES, kind, actual);
         }
-        if let Some(reply) = judged.reply {
+        for reply in judged.replies {
             let _ = self.send(&reply).await;
         }
     }

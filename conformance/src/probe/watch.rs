@@ -117,8 +117,8 @@ struct Token {
 #[derive(Debug, Default, PartialEq)]
 pub struct Judged {
     pub findings: Vec<(Kind, String)>,
-    /// The reply the harness owes a server request.
-    pub reply: Option<Value>,
+    /// The replies the harness owes the server's requests.
+    pub replies: Vec<Value>,
 }
 
 /// How a message was received.
@@ -159,41 +159,66 @@ impl Watcher {
 
     /// A message about to be sent: the request as it goes (a `progressToken` added to a
     /// request that may run long, the declared client capabilities where `{}` stood), if it
-    /// changes; and the request is remembered until its response.
+    /// changes; and the requests in it are remembered until their responses.
     pub fn outgoing(&mut self, msg: &Value) -> Option<Value> {
-        let method = msg.get("method").and_then(Value::as_str)?.to_owned();
-        let id = msg.get("id").filter(|id| !id.is_null())?.clone();
         let mut out = msg.clone();
+        let method = msg.get("method").and_then(Value::as_str);
+        let is_request = msg.get("id").is_some_and(|id| !id.is_null());
         let params = out.get_mut("params").and_then(Value::as_object_mut);
-        let mut token = None;
-        if let Some(params) = params {
-            self.declare(&method, params);
-            if LONG.contains(&method.as_str()) {
-                token = self.add_token(params);
+        if let (Some(method), true, Some(params)) = (method, is_request, params) {
+            self.declare(method, params);
+            if LONG.contains(&method) {
+                self.add_token(params);
             }
         }
-        let params = out.get("params");
-        let meta_level = params
-            .and_then(|p| p.pointer("/_meta"))
-            .and_then(|m| m.get(META_LOG_LEVEL));
-        let modern = params
-            .and_then(|p| p.pointer("/_meta"))
-            .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
-            .is_some();
-        let level = match method.as_str() {
-            "logging/setLevel" => params.and_then(|p| p.get("level")),
-            _ => meta_level,
-        };
-        if self.pending.len() < KEPT {
-            self.pending.push(Pending {
-                id,
-                method,
-                token,
-                level: level.and_then(Value::as_str).map(str::to_owned),
-                modern,
-            });
-        }
+        self.remember(&out);
         (out != *msg).then_some(out)
+    }
+
+    /// Bytes a check sent as they are (unchanged): the requests on their whole JSON lines are
+    /// remembered, so their tokens and log levels count.
+    pub fn sent_raw(&mut self, bytes: &[u8]) {
+        for line in bytes.split(|b| *b == b'\n') {
+            if let Ok(v) = serde_json::from_slice::<Value>(line) {
+                self.remember(&v);
+            }
+        }
+    }
+
+    /// The requests of a message sent (one, or a batch's), until their responses.
+    fn remember(&mut self, msg: &Value) {
+        if let Value::Array(items) = msg {
+            items.iter().for_each(|m| self.remember(m));
+            return;
+        }
+        let Some(method) = msg.get("method").and_then(Value::as_str) else {
+            return;
+        };
+        let Some(id) = msg.get("id").filter(|id| !id.is_null()) else {
+            return;
+        };
+        let params = msg.get("params");
+        let meta = params.and_then(|p| p.get("_meta"));
+        let token = meta
+            .and_then(|m| m.get("progressToken"))
+            .map(Value::to_string);
+        let level = match method {
+            "logging/setLevel" => params.and_then(|p| p.get("level")),
+            _ => meta.and_then(|m| m.get(META_LOG_LEVEL)),
+        };
+        if self.pending.len() >= KEPT {
+            return;
+        }
+        if let Some(token) = token.clone().filter(|_| self.tokens.len() < KEPT) {
+            self.tokens.entry(token).or_default();
+        }
+        self.pending.push(Pending {
+            id: id.clone(),
+            method: method.to_owned(),
+            token,
+            level: level.and_then(Value::as_str).map(str::to_owned),
+            modern: meta.is_some_and(|m| m.get(META_CLIENT_CAPABILITIES).is_some()),
+        });
     }
 
     /// The client capabilities the harness declares, where a request says `{}`: `initialize`'s
@@ -214,24 +239,18 @@ impl Watcher {
     }
 
     /// A fresh token in `params._meta.progressToken`, unless the request has one.
-    fn add_token(&mut self, params: &mut serde_json::Map<String, Value>) -> Option<String> {
+    fn add_token(&mut self, params: &mut serde_json::Map<String, Value>) {
         let meta = params.entry("_meta").or_insert_with(|| json!({}));
-        let meta = meta.as_object_mut()?;
-        if let Some(own) = meta.get("progressToken") {
-            let own = own.to_string();
-            if self.tokens.len() < KEPT {
-                self.tokens.entry(own.clone()).or_default();
-            }
-            return Some(own);
+        let Some(meta) = meta.as_object_mut() else {
+            return;
+        };
+        if meta.contains_key("progressToken") {
+            return;
         }
-        let token = json!(format!("mcp-conformance-progress-{}", self.next_token));
+        let token = format!("mcp-conformance-progress-{}", self.next_token);
         self.next_token += 1;
-        meta.insert("progressToken".to_owned(), token.clone());
-        if self.tokens.len() < KEPT {
-            self.tokens.insert(token.to_string(), Token::default());
-        }
+        meta.insert("progressToken".to_owned(), json!(token));
         self.shared.count(|t| t.progress_tokens += 1);
-        Some(token.to_string())
     }
 
     /// A message from the server.
@@ -242,7 +261,7 @@ impl Watcher {
                 for item in items {
                     let one = self.incoming(item, seen);
                     judged.findings.extend(one.findings);
-                    judged.reply = judged.reply.or(one.reply);
+                    judged.replies.extend(one.replies);
                 }
             }
             _ => self.one(msg, seen, &mut judged),
@@ -266,7 +285,9 @@ impl Watcher {
                 judged
                     .findings
                     .extend(self.server_request(method, msg, seen));
-                judged.reply = Some(answers::reply(id, method, &self.client));
+                judged
+                    .replies
+                    .push(answers::reply(id, method, &self.client));
             }
             _ => {}
         }
@@ -492,6 +513,11 @@ mod tests {
             .findings
             .is_empty());
         assert_eq!(w.shared.tally().progress_tokens, 2);
+        w.sent_raw(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"_meta\":{\"progressToken\":\"raw\"}}}\n");
+        assert!(w
+            .incoming(&progress(&json!("raw"), 1.0), STDIO)
+            .findings
+            .is_empty());
     }
 
     #[test]
@@ -594,7 +620,7 @@ mod tests {
         let mut bare = Watcher::new(Watch::default(), Vec::new());
         let judged = bare.incoming(&sampling, STDIO);
         assert_eq!(kinds(&judged), [Kind::UndeclaredClientCapability]);
-        assert_eq!(judged.reply.unwrap()["error"]["code"], -32601);
+        assert_eq!(judged.replies[0]["error"]["code"], -32601);
         let modern = Seen {
             modern: true,
             ordered: true,
@@ -603,7 +629,7 @@ mod tests {
         let mut declared = Watcher::new(Watch::default(), vec![ClientCapability::Sampling]);
         let judged = declared.incoming(&sampling, STDIO);
         assert!(judged.findings.is_empty());
-        assert_eq!(judged.reply.unwrap()["result"]["model"], "mcp-conformance");
+        assert_eq!(judged.replies[0]["result"]["model"], "mcp-conformance");
         let init = request(1, "initialize", json!({"capabilities": {}}));
         let sent = declared.outgoing(&init).unwrap();
         assert_eq!(sent["params"]["capabilities"], json!({"sampling": {}}));
