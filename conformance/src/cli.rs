@@ -89,7 +89,10 @@ struct Cli {
     max_items: usize,
 
     /// Client capabilities the harness declares (comma-separated: roots, sampling,
-    /// elicitation) and answers with fixed replies; by default it declares none.
+    /// elicitation) and answers with fixed replies: roots/list one root file:///tmp,
+    /// sampling/createMessage an assistant text from model "mcp-conformance",
+    /// elicitation/create "decline". By default it declares none; a server request for an
+    /// undeclared one gets -32601 (and fails capabilities.negotiated-requests).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     client_capabilities: Vec<ClientCapabilityArg>,
 

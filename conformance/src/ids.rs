@@ -182,4 +182,13 @@ check_ids! {
     MODERN_PROMPTS_LIST_CACHEABLE = "modern.prompts-list-cacheable",
     MODERN_RESOURCES_LIST_CACHEABLE = "modern.resources-list-cacheable",
     MODERN_RESOURCE_TEMPLATES_LIST_CACHEABLE = "modern.resource-templates-list-cacheable",
+
+    LOGGING_MESSAGE_SHAPE = "logging.message-shape",
+    LOGGING_MESSAGE_DECLARED = "logging.message-declared",
+    LOGGING_MESSAGE_LEVEL = "logging.message-level",
+    MODERN_LOGGING_MESSAGE_REQUESTED = "modern.logging-message-requested",
+    PROGRESS_TOKEN_KNOWN = "progress.token-known",
+    PROGRESS_INCREASING = "progress.increasing",
+    PROGRESS_STOPS_AFTER_RESPONSE = "progress.stops-after-response",
+    CAPABILITIES_NEGOTIATED_REQUESTS = "capabilities.negotiated-requests",
 }

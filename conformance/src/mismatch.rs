@@ -44,6 +44,24 @@ pub enum Kind {
     /// After the handshake, waits for replies the server owed ran out in two of its processes:
     /// it stops answering, or loses replies. The checks that would wait for one are not run.
     StopsAnswering,
+    /// A `notifications/message` without a valid level or without data.
+    LogShape,
+    /// A `notifications/message` from a server that does not declare `logging`.
+    LogUndeclared,
+    /// A `notifications/message` below the level `logging/setLevel` set (legacy).
+    LogBelowLevel,
+    /// In a 2026-07-28 session, a `notifications/message` while no request in progress asked
+    /// for log messages (`_meta` `io.modelcontextprotocol/logLevel`).
+    LogUnrequested,
+    /// A `notifications/progress` for a token no request of the harness carried.
+    ProgressUnknownToken,
+    /// A token's `progress` that does not increase.
+    ProgressNotIncreasing,
+    /// A `notifications/progress` after the response to its request (stdio, where the order
+    /// is the server's).
+    ProgressAfterResponse,
+    /// A request from the server for a client capability the harness did not declare.
+    UndeclaredClientCapability,
 }
 
 impl Kind {
@@ -60,6 +78,14 @@ impl Kind {
             Kind::ArrayReply => Some(ids::JSONRPC_RESPONSES_WELL_FORMED),
             Kind::SseNoResponse => Some(ids::HTTP_SSE_RESPONSE),
             Kind::StopsAnswering => None,
+            Kind::LogShape => Some(ids::LOGGING_MESSAGE_SHAPE),
+            Kind::LogUndeclared => Some(ids::LOGGING_MESSAGE_DECLARED),
+            Kind::LogBelowLevel => Some(ids::LOGGING_MESSAGE_LEVEL),
+            Kind::LogUnrequested => Some(ids::MODERN_LOGGING_MESSAGE_REQUESTED),
+            Kind::ProgressUnknownToken => Some(ids::PROGRESS_TOKEN_KNOWN),
+            Kind::ProgressNotIncreasing => Some(ids::PROGRESS_INCREASING),
+            Kind::ProgressAfterResponse => Some(ids::PROGRESS_STOPS_AFTER_RESPONSE),
+            Kind::UndeclaredClientCapability => Some(ids::CAPABILITIES_NEGOTIATED_REQUESTS),
         }
     }
 
@@ -77,12 +103,37 @@ impl Kind {
                 "a request's SSE stream carries its response, each event's data one JSON-RPC message"
             }
             Kind::StopsAnswering => "every request after the handshake gets its reply",
+            Kind::LogShape => "every notifications/message has a valid level and data",
+            Kind::LogUndeclared => "no notifications/message from a server that does not declare logging",
+            Kind::LogBelowLevel => "no notifications/message below the level logging/setLevel set",
+            Kind::LogUnrequested => {
+                "notifications/message only for a request whose _meta asked for them"
+            }
+            Kind::ProgressUnknownToken => {
+                "every notifications/progress references a token of a request the harness sent"
+            }
+            Kind::ProgressNotIncreasing => "each token's progress increases with each notification",
+            Kind::ProgressAfterResponse => "no notifications/progress after its request's response",
+            Kind::UndeclaredClientCapability => {
+                "no server request for a client capability the harness did not declare"
+            }
         }
     }
 
     /// Whether a wait that meets it ends (the reply cannot be read) rather than going on.
     pub fn blocks(self) -> bool {
-        self != Kind::IdForm
+        !matches!(
+            self,
+            Kind::IdForm
+                | Kind::LogShape
+                | Kind::LogUndeclared
+                | Kind::LogBelowLevel
+                | Kind::LogUnrequested
+                | Kind::ProgressUnknownToken
+                | Kind::ProgressNotIncreasing
+                | Kind::ProgressAfterResponse
+                | Kind::UndeclaredClientCapability
+        )
     }
 
     pub fn as_str(self) -> &'static str {
@@ -96,6 +147,14 @@ impl Kind {
             Kind::ArrayReply => "array-reply",
             Kind::SseNoResponse => "sse-no-response",
             Kind::StopsAnswering => "stops-answering",
+            Kind::LogShape => "log-shape",
+            Kind::LogUndeclared => "log-undeclared",
+            Kind::LogBelowLevel => "log-below-level",
+            Kind::LogUnrequested => "log-unrequested",
+            Kind::ProgressUnknownToken => "progress-unknown-token",
+            Kind::ProgressNotIncreasing => "progress-not-increasing",
+            Kind::ProgressAfterResponse => "progress-after-response",
+            Kind::UndeclaredClientCapability => "undeclared-client-capability",
         }
     }
 }

@@ -20,6 +20,8 @@ pub struct Tracker {
     done: AtomicUsize,
     /// Lines from concurrent checks do not interleave.
     out: Mutex<()>,
+    /// Checks that ran but whose verdict waits for the end of the run: their lines come then.
+    deferred: Mutex<Vec<String>>,
 }
 
 impl Tracker {
@@ -30,11 +32,16 @@ impl Tracker {
             total,
             done: AtomicUsize::new(0),
             out: Mutex::new(()),
+            deferred: Mutex::new(Vec::new()),
         }
     }
 
     /// A check finished.
     pub fn finished(&self, r: &CheckResult) {
+        if crate::checks::judged_at_end(r) {
+            self.deferred.lock().push(r.info.id.clone());
+            return;
+        }
         let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         let _guard = self.out.lock();
         let mut err = std::io::stderr();
@@ -54,6 +61,14 @@ impl Tracker {
             ),
         };
         let _ = err.flush();
+    }
+
+    /// The run's verdicts are settled: the lines of the checks judged at its end.
+    pub fn settled(&self, results: &[CheckResult]) {
+        let deferred = std::mem::take(&mut *self.deferred.lock());
+        for r in results.iter().filter(|r| deferred.contains(&r.info.id)) {
+            self.finished(r);
+        }
     }
 
     /// The run is over: clear the line rewritten in place.

@@ -18,11 +18,14 @@ mod resources;
 mod shape;
 mod tools;
 mod twins;
+mod watch;
 
 use crate::catalog::Check;
 use crate::check::Transport;
 use crate::ids;
 use crate::probe::ProbeError;
+
+pub(crate) use watch::{judged_at_end, settle as settle_watched};
 
 /// The scenarios that ship with the harness (the same format as `--scenario-file`).
 const BUILTIN_SCENARIOS: &str = include_str!("../../scenarios/builtin.json");
@@ -56,6 +59,7 @@ pub fn builtin() -> Result<Vec<Check>, BuiltinError> {
     checks.extend(http::checks());
     checks.extend(modern::checks());
     checks.extend(cacheable::checks());
+    checks.extend(watch::checks());
     checks.extend(from_scenarios(BUILTIN_SCENARIOS)?);
     Ok(checks)
 }

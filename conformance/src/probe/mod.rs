@@ -23,6 +23,7 @@ use crate::transcript::Direction;
 pub use crate::transport::is_response;
 use crate::transport::Conn;
 
+mod answers;
 mod error;
 mod exit;
 mod inbox;
@@ -32,6 +33,7 @@ mod spawner;
 mod starts;
 mod vocab;
 mod wait;
+mod watch;
 mod witness;
 
 pub use error::ProbeError;
@@ -41,8 +43,10 @@ pub use messages::{discover_request, initialize_params, initialize_request, mode
 pub use spawner::Spawner;
 pub use starts::StartLog;
 pub use wait::Quiet;
+pub use watch::{Tally, Watch};
 
 use replies::Replies;
+use watch::{Seen, Watcher};
 use witness::{Witness, FINDING_FRAMES, FINDING_FRAMES_MAX};
 
 /// One thing read from stdout.
@@ -67,11 +71,23 @@ pub struct Probe {
     inbox: Inbox,
     replies: Replies,
     witness: Witness,
+    /// Judges every message the server sends, and answers its requests.
+    watcher: Watcher,
     conversation: Conversation,
     waits: Waits,
     /// A deadline that has passed, and how many of the events that were already there when
     /// it did are left to read (see [`Probe::next_until`]).
     overdue: Option<(tokio::time::Instant, usize)>,
+}
+
+/// What every process of a target shares with the others: where findings, start times and
+/// what the watch saw go, and the client capabilities the harness declares.
+#[derive(Debug, Clone)]
+pub(crate) struct Run {
+    pub findings: Findings,
+    pub starts: StartLog,
+    pub watch: Watch,
+    pub client: Vec<crate::config::ClientCapability>,
 }
 
 /// The bounds of a process's waits.
@@ -107,20 +123,14 @@ impl Drop for Probe {
 
 impl Probe {
     /// A probe of a fresh connection; its evidence goes to `trace` under `label`.
-    pub(crate) fn new(
-        conn: Conn,
-        waits: Waits,
-        trace: Trace,
-        label: String,
-        findings: Findings,
-        starts: StartLog,
-    ) -> Probe {
+    pub(crate) fn new(conn: Conn, waits: Waits, trace: Trace, label: String, run: Run) -> Probe {
         let spawned = Instant::now() - conn.elapsed();
         let framing = conn.framing();
         Probe {
             inbox: Inbox::new(framing),
             replies: Replies::new(framing),
-            witness: Witness::new(trace, label, spawned, findings, starts),
+            witness: Witness::new(trace, label, spawned, run.findings, run.starts),
+            watcher: Watcher::new(run.watch, run.client),
             conversation: Conversation::default(),
             waits,
             overdue: None,
@@ -225,6 +235,8 @@ impl Probe {
     }
 
     pub async fn send(&mut self, v: &Value) -> Result<(), ProbeError> {
+        let changed = self.watcher.outgoing(v);
+        let v = changed.as_ref().unwrap_or(v);
         self.replies.sent(v);
         match self.conn.send_json(v).await {
             Ok(()) => Ok(()),
@@ -233,6 +245,7 @@ impl Probe {
     }
 
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), ProbeError> {
+        self.watcher.sent_raw(bytes);
         self.replies.sent_bytes(bytes);
         match self.conn.send_raw(bytes).await {
             Ok(()) => Ok(()),
@@ -271,6 +284,9 @@ impl Probe {
     pub async fn next(&mut self, limit: Duration) -> Got {
         let event = self.conn.recv(limit).await;
         let got = self.inbox.read(event);
+        if let Got::Json(v) | Got::Spread(v, _) = &got {
+            self.watch(v).await;
+        }
         match &got {
             Got::Json(v) => {
                 if self.replies.received(v) {
@@ -289,6 +305,23 @@ impl Probe {
             Got::Garbage(_) | Got::Eof | Got::Timeout => {}
         }
         got
+    }
+
+    /// Shows the watch a message from the server: its findings are recorded, and a request
+    /// of the server's is answered (a write that fails is the next wait's to find).
+    async fn watch(&mut self, v: &Value) {
+        let seen = Seen {
+            modern: self.is_modern(),
+            ordered: matches!(self.conn, Conn::Stdio(_)),
+        };
+        let judged = self.watcher.incoming(v, seen);
+        for (kind, actual) in judged.findings {
+            self.witness
+                .find_read(&self.conn, FINDING_FRAMES, kind, actual);
+        }
+        for reply in judged.replies {
+            let _ = self.send(&reply).await;
+        }
     }
 
     /// The next thing on stdout, or `Timeout` once `deadline` has passed. Unlike a loop over

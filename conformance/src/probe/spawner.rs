@@ -7,7 +7,7 @@ use crate::transport::StdioConn;
 use crate::transport::{Conn, HttpConn};
 
 use super::starts::StartLog;
-use super::{Probe, ProbeError, Waits};
+use super::{Probe, ProbeError, Run, Waits, Watch};
 use crate::config::RunConfig;
 use crate::evidence::Trace;
 use crate::mismatch::{Findings, Kind};
@@ -21,6 +21,8 @@ pub struct Spawner {
     pub config: Arc<RunConfig>,
     pub findings: Findings,
     pub starts: StartLog,
+    /// What every process saw of the server's messages.
+    pub watch: Watch,
     /// The HTTP client of a target reached over Streamable HTTP (`--url`).
     pub http_client: Option<reqwest::Client>,
 }
@@ -37,6 +39,7 @@ impl Spawner {
             config,
             findings: Findings::default(),
             starts: StartLog::default(),
+            watch: Watch::default(),
         }
     }
 
@@ -81,13 +84,12 @@ impl Spawner {
             wait: self.config.wait,
             start_wait: self.config.first_reply_wait(),
         };
-        Ok(Probe::new(
-            conn,
-            waits,
-            trace.clone(),
-            label,
-            self.findings.clone(),
-            self.starts.clone(),
-        ))
+        let run = Run {
+            findings: self.findings.clone(),
+            starts: self.starts.clone(),
+            watch: self.watch.clone(),
+            client: self.config.client_capabilities.clone(),
+        };
+        Ok(Probe::new(conn, waits, trace.clone(), label, run))
     }
 }

@@ -116,6 +116,21 @@ impl Witness {
         let mut entries = conn.transcript_since(self.mark);
         let keep = entries.len().saturating_sub(frames);
         entries.drain(..keep);
+        self.record(kind, actual, entries);
+    }
+
+    /// Records a finding about a message just read, with about `frames` transcript entries of
+    /// the process up to it, and those already received after it. Whichever check held the
+    /// process when they came: a message read late (left unread by the check before) is
+    /// shown all the same.
+    pub fn find_read(&self, conn: &Conn, frames: usize, kind: Kind, actual: String) {
+        let start = conn
+            .transcript_mark()
+            .saturating_sub(frames + conn.buffered());
+        self.record(kind, actual, conn.transcript_since(start));
+    }
+
+    fn record(&self, kind: Kind, actual: String, entries: Vec<crate::transcript::TranscriptEntry>) {
         let seen_in = self.trace.check.to_string();
         self.findings.record(Finding {
             kind,

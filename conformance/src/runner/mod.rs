@@ -132,6 +132,10 @@ async fn run_checks(
         }
     };
     name_the_server(&mut report, &startup, auto_name);
+    spawner.watch.declared(
+        startup.era.capabilities(crate::era::Era::Legacy),
+        startup.era.capabilities(crate::era::Era::Modern),
+    );
     let selected = select(checks, &config);
     let env = Env {
         spawner,
@@ -157,10 +161,11 @@ async fn run_checks(
     }
     let plan = Plan::new(to_run);
     results.extend(env.run(plan, startup.legacy, startup.modern).await);
-    env.progress.done();
     results.sort_by_key(|(i, _)| *i);
     let results = results.into_iter().map(|(_, r)| r).collect();
     env.conclude(&mut report, results, checks, expected);
+    env.progress.settled(&report.results);
+    env.progress.done();
     report.duration = started.elapsed();
     report
 }
@@ -327,6 +332,10 @@ impl Env {
         all: &[Check],
         expected: &ExpectedFailures,
     ) {
+        let tally = self.spawner.watch.tally();
+        for result in &mut results {
+            crate::checks::settle_watched(result, &tally, self.config());
+        }
         let mut findings = self.spawner.findings.all();
         findings.extend(self.stalls.finding());
         for finding in &findings {
