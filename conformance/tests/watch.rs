@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::{check, find, status};
 use serde_json::Value;
 
@@ -25,18 +23,7 @@ const FAMILY: [&str; 8] = [
 
 /// The feature fixture's command line.
 fn feature(era: &str, bug: Option<&str>) -> Vec<String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/feature_server.py");
-    let mut cmd = vec![
-        "python3".to_owned(),
-        "-S".to_owned(),
-        script.display().to_string(),
-        "--era".to_owned(),
-        era.to_owned(),
-    ];
-    if let Some(bug) = bug {
-        cmd.extend(["--bug".to_owned(), bug.to_owned()]);
-    }
-    cmd
+    common::feature_server(bug, era)
 }
 
 /// A run of the family's checks (and `extra` options) against `target`: the report. The
