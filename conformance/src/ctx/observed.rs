@@ -30,6 +30,8 @@ pub struct Observations {
     malformed: Cell<Malformed>,
     short_session: Cell<Result<ShortSession, ProbeError>>,
     without_meta: Cell<WithoutMeta>,
+    pub(super) tool_calls_legacy: Cell<super::tool_calls::ToolCalls>,
+    pub(super) tool_calls_modern: Cell<super::tool_calls::ToolCalls>,
 }
 
 impl Observations {
@@ -48,7 +50,7 @@ impl Observations {
 #[derive(Debug)]
 pub struct Key<T: 'static> {
     pub name: &'static str,
-    cell: fn(&Observations) -> &Cell<T>,
+    pub(super) cell: fn(&Observations) -> &Cell<T>,
 }
 
 impl<T> Key<T> {

@@ -30,6 +30,7 @@ mod messages;
 mod replies;
 mod spawner;
 mod starts;
+mod tool_call;
 mod vocab;
 mod wait;
 mod witness;
@@ -97,6 +98,8 @@ struct Conversation {
     operational: bool,
     /// Notifications sent in all.
     notifications_sent: usize,
+    /// A `tools/call` is awaited: its wait running out is no stall (see [`Probe::call_tool`]).
+    tool_call: bool,
 }
 
 impl Drop for Probe {
@@ -344,7 +347,8 @@ impl Probe {
     /// not all come in time (`why`). As a wait of the probe's own that runs out.
     pub fn record_timeout(&mut self, why: String) {
         self.replies.set_timed_out();
-        if self.replies.answered() && self.conversation.operational {
+        if self.replies.answered() && self.conversation.operational && !self.conversation.tool_call
+        {
             self.witness.stalled(why);
         }
     }
