@@ -3,6 +3,8 @@
 //! tool is not judged instead of failed, `--no-tool-calls` sends no `tools/call`, and a
 //! transcript keeps long frames whole.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::path::PathBuf;
@@ -227,6 +229,40 @@ fn no_tool_calls_sends_no_tools_call_and_says_why_checks_skip() {
         !sent.iter().any(|t| t.contains("tools/call")),
         "a tools/call was sent"
     );
+}
+
+#[test]
+fn a_transcript_keeps_frames_longer_than_4_kib_whole() {
+    let dir = TempDir::new("tools-long-frames");
+    let out = dir.path().display().to_string();
+    let (run, report) = run_tools(&["--transcript", &out, "--only", "tools.list-shape"], &[]);
+    assert_eq!(
+        status(&report, "tools.list-shape"),
+        "PASS",
+        "{}",
+        run.context()
+    );
+    let lists: Vec<Value> = transcripts(dir.path())
+        .iter()
+        .flat_map(|file| file.lines().map(str::to_owned).collect::<Vec<_>>())
+        .map(|line| serde_json::from_str::<Value>(&line).unwrap())
+        .filter(|line| line["direction"] == "receive")
+        .filter_map(|line| serde_json::from_str::<Value>(line["text"].as_str()?).ok())
+        .filter(|frame| frame.pointer("/result/tools").is_some())
+        .collect();
+    assert!(
+        !lists.is_empty(),
+        "no whole tools/list reply in the transcripts"
+    );
+    for frame in lists {
+        let text = frame.to_string();
+        assert!(text.len() > 6000, "{} bytes", text.len());
+        let lookup = &frame["result"]["tools"][1]["description"];
+        assert!(
+            lookup.as_str().unwrap().ends_with(" It never writes."),
+            "{lookup}"
+        );
+    }
 }
 
 /// The text of every transcript file under `dir`.

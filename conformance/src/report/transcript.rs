@@ -41,7 +41,12 @@ pub fn write(dir: &Path, reports: &[TargetReport]) -> std::io::Result<Vec<PathBu
             let name = unique(&mut check_names, sanitize(&r.info.id));
             let path = target_dir.join(format!("{name}.jsonl"));
             let mut out = BufWriter::new(File::create(&path)?);
-            for e in &r.transcript {
+            let entries = if r.whole_transcript.is_empty() {
+                &r.transcript
+            } else {
+                &r.whole_transcript
+            };
+            for e in entries {
                 let line = Line {
                     ms: Some(round_ms(e.at_ms)),
                     direction: direction_name(e.direction),

@@ -300,7 +300,7 @@ impl Env {
 
     /// Completes a result with its evidence, and learns from the waits that ran out in it.
     fn finish(&self, result: &mut CheckResult, trace: &Trace, started: Instant) {
-        let collected = verdict::finish(result, trace, started);
+        let collected = verdict::finish(result, trace, started, self.config().whole_transcripts);
         self.stalls
             .learn(&result.info.id, result.status, &collected.stalls);
     }
