@@ -12,6 +12,8 @@ use crate::probe::ProbeError;
 /// The tools listed, and each call made (or not made) to the read-only ones among them.
 #[derive(Debug)]
 pub struct ToolCalls {
+    /// The protocol version the legacy handshake negotiated (`None` in the modern era).
+    pub negotiated: Option<String>,
     /// Every tool of every `tools/list` page, or why the list could not be had.
     pub listed: Result<Vec<Value>, String>,
     /// Why no tool was called at all (tool calls are off, no tool is read-only), if none was.

@@ -33,13 +33,17 @@ pub(crate) async fn observed(ctx: &Ctx, era: Era) -> Arc<ToolCalls> {
 
 async fn make(ctx: &Ctx, era: Era) -> ToolCalls {
     let mut calls = ToolCalls {
+        negotiated: None,
         listed: Err(String::new()),
         none_called: None,
         calls: Vec::new(),
         server_requests: Vec::new(),
     };
-    let mut p = match ctx.session(era).await {
-        Ok(p) => p,
+    let mut p = match session(ctx, era).await {
+        Ok((p, negotiated)) => {
+            calls.negotiated = negotiated;
+            p
+        }
         Err(e) => {
             calls.listed = Err(format!("the server did not start a session: {e}"));
             return calls;
@@ -56,6 +60,18 @@ async fn make(ctx: &Ctx, era: Era) -> ToolCalls {
     }
     calls.server_requests = server_requests(&p);
     calls
+}
+
+/// A process of its own in `era`, and the version a legacy handshake negotiated.
+async fn session(ctx: &Ctx, era: Era) -> Result<(Probe, Option<String>), ProbeError> {
+    let mut p = ctx.spawn().await?;
+    if era == Era::Modern {
+        p.go_modern();
+        return Ok((p, None));
+    }
+    let result = p.handshake(crate::LATEST).await?;
+    let version = result.get("protocolVersion").and_then(Value::as_str);
+    Ok((p, version.map(str::to_owned)))
 }
 
 /// Which tools to call (at most `--max-items`, those with an `outputSchema` first) with which

@@ -12,39 +12,32 @@ use crate::ctx::Ctx;
 use crate::era::Era;
 use crate::pattern::short;
 
-/// The tools listed, or the outcome saying why there are none to judge.
-async fn listed(ctx: &Ctx, era: Era) -> Result<Vec<Value>, Outcome> {
+/// The tools listed (and the version a legacy handshake negotiated), or the outcome saying
+/// why there are none to judge.
+async fn listed(ctx: &Ctx, era: Era) -> Result<(Vec<Value>, Option<String>), Outcome> {
     let calls = observed(ctx, era).await;
     match &calls.listed {
         Err(why) => Err(Outcome::fail("a tools/list result", why)),
         Ok(tools) if tools.is_empty() => Err(Outcome::Skip("tools/list lists no tool".to_owned())),
-        Ok(tools) => Ok(tools.clone()),
+        Ok(tools) => Ok((tools.clone(), calls.negotiated.clone())),
     }
 }
 
 /// Before 2025-11-25 the pages name no default dialect (those revisions' own schema.json is
 /// draft-07): a legacy server that negotiated one may mean draft-07 by a schema without
 /// `$schema`.
-async fn fallback(ctx: &Ctx, era: Era) -> Option<Draft> {
-    if era == Era::Modern {
-        return None;
-    }
-    let init = ctx.initialized(crate::LATEST).await;
-    let version = init
-        .reply
-        .as_ref()
-        .ok()
-        .and_then(|r| r.pointer("/result/protocolVersion"))
-        .and_then(Value::as_str)?;
-    (version < "2025-11-25").then_some(Draft::Draft7)
+fn fallback(negotiated: Option<&str>) -> Option<Draft> {
+    negotiated
+        .filter(|version| *version < "2025-11-25")
+        .map(|_| Draft::Draft7)
 }
 
 pub(super) async fn schemas_valid(ctx: &Ctx, era: Era) -> Outcome {
-    let tools = match listed(ctx, era).await {
-        Ok(tools) => tools,
+    let (tools, negotiated) = match listed(ctx, era).await {
+        Ok(listed) => listed,
         Err(outcome) => return outcome,
     };
-    let fallback = fallback(ctx, era).await;
+    let fallback = fallback(negotiated.as_deref());
     let (mut judged, mut problems, mut notes) = (0, Vec::new(), Vec::new());
     for tool in &tools {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
@@ -90,7 +83,7 @@ pub(super) async fn schemas_valid(ctx: &Ctx, era: Era) -> Outcome {
 
 pub(super) async fn definition_shape(ctx: &Ctx, era: Era) -> Outcome {
     let tools = match listed(ctx, era).await {
-        Ok(tools) => tools,
+        Ok((tools, _)) => tools,
         Err(outcome) => return outcome,
     };
     let problems: Vec<String> = tools.iter().flat_map(shape_problems).collect();
@@ -176,6 +169,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn draft_07_counts_only_before_2025_11_25() {
+        assert_eq!(fallback(Some("2025-06-18")), Some(Draft::Draft7));
+        assert_eq!(fallback(Some("2024-11-05")), Some(Draft::Draft7));
+        assert_eq!(fallback(Some("2025-11-25")), None);
+        assert_eq!(fallback(None), None);
+    }
 
     #[test]
     fn shapes_follow_the_schema() {

@@ -13,7 +13,7 @@ use crate::transcript::TranscriptEntry;
 const KEEP: usize = 10_000;
 const KEEP_BYTES: usize = 8 << 20;
 /// Texts are kept whole up to this size; only longer ones are cut, with their size.
-const MAX_TEXT: usize = 256 << 10;
+const MAX_TEXT: usize = 64 << 10;
 
 #[derive(Debug, Clone)]
 pub struct Log {
