@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::observed::{Key, Observations};
 use crate::probe::ProbeError;
 
 /// The tools listed, and each call made (or not made) to the read-only ones among them.
@@ -15,13 +14,18 @@ pub struct ToolCalls {
     /// The protocol version the legacy handshake negotiated (`None` in the modern era).
     pub negotiated: Option<String>,
     /// Every tool of every `tools/list` page, or why the list could not be had.
-    pub listed: Result<Vec<Value>, String>,
+    pub listed: Result<Vec<Value>, Unlisted>,
     /// Why no tool was called at all (tool calls are off, no tool is read-only), if none was.
     pub none_called: Option<String>,
     pub calls: Vec<ToolCall>,
     /// The JSON-RPC requests the server wrote in the process, in short.
     pub server_requests: Vec<String>,
 }
+
+/// Why the tools could not be listed, in words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unlisted(pub String);
 
 /// One read-only tool: the arguments made for it and what calling it gave.
 #[derive(Debug)]
@@ -47,15 +51,3 @@ pub enum CallOutcome {
     /// Not called: an earlier call outlived its wait or failed, or the calls' time was up.
     NotReached(String),
 }
-
-/// The read-only tool calls of the legacy era (`tools.*`).
-pub const TOOL_CALLS_LEGACY: Key<ToolCalls> = Key {
-    name: "read-only tool calls (legacy)",
-    cell: |o: &Observations| &o.tool_calls_legacy,
-};
-
-/// The read-only tool calls of the 2026-07-28 era (`modern.tools-*`, `modern.result-type`).
-pub const TOOL_CALLS_MODERN: Key<ToolCalls> = Key {
-    name: "read-only tool calls (2026-07-28)",
-    cell: |o: &Observations| &o.tool_calls_modern,
-};

@@ -7,15 +7,17 @@
 use serde_json::{json, Map, Number, Value};
 
 use super::pattern_gen;
-use super::schema::Compiled;
+use super::schema::{Compiled, SchemaError};
 
 /// Arguments that satisfy `schema` (checked), or why none could be made.
-pub(crate) fn arguments_for(schema: &Value) -> Result<Value, String> {
+pub(crate) fn arguments_for(schema: &Value) -> Result<Value, SchemaError> {
     let args = Maker { root: schema }.object(schema, 0)?;
     let validator = Compiled::new(schema, true)?;
-    validator
-        .check(&args)
-        .map_err(|e| format!("the arguments made, {args}, do not satisfy it: {e}"))?;
+    validator.check(&args).map_err(|e| {
+        SchemaError(format!(
+            "the arguments made, {args}, do not satisfy it: {e}"
+        ))
+    })?;
     Ok(args)
 }
 
@@ -28,7 +30,7 @@ struct Maker<'a> {
 
 impl Maker<'_> {
     /// The object's required properties (and at least `minProperties` of the others).
-    fn object(&self, schema: &Value, depth: usize) -> Result<Value, String> {
+    fn object(&self, schema: &Value, depth: usize) -> Result<Value, SchemaError> {
         let props = schema.get("properties").and_then(Value::as_object);
         let mut out = Map::new();
         let required = schema.get("required").and_then(Value::as_array);
@@ -38,7 +40,7 @@ impl Maker<'_> {
                 .unwrap_or(&Value::Bool(true));
             let value = self
                 .value(prop, depth + 1)
-                .map_err(|e| format!("property {name:?}: {e}"))?;
+                .map_err(|e| SchemaError(format!("property {name:?}: {e}")))?;
             out.insert(name.to_owned(), value);
         }
         let min = schema
@@ -52,16 +54,18 @@ impl Maker<'_> {
             if !out.contains_key(name) {
                 let value = self
                     .value(prop, depth + 1)
-                    .map_err(|e| format!("property {name:?}: {e}"))?;
+                    .map_err(|e| SchemaError(format!("property {name:?}: {e}")))?;
                 out.insert(name.clone(), value);
             }
         }
         Ok(Value::Object(out))
     }
 
-    fn value(&self, schema: &Value, depth: usize) -> Result<Value, String> {
+    fn value(&self, schema: &Value, depth: usize) -> Result<Value, SchemaError> {
         if depth > MAX_DEPTH {
-            return Err("the schema nests too deep (recursive?)".to_owned());
+            return Err(SchemaError(
+                "the schema nests too deep (recursive?)".to_owned(),
+            ));
         }
         let schema = self.resolve(schema)?;
         if let Some(c) = schema.get("const") {
@@ -103,24 +107,24 @@ impl Maker<'_> {
             Some("boolean") => Ok(json!(false)),
             Some("null") => Ok(Value::Null),
             Some("string") | None => string(schema),
-            Some(other) => Err(format!("unknown type {other:?}")),
+            Some(other) => Err(SchemaError(format!("unknown type {other:?}"))),
         }
     }
 
     /// A local `$ref` (`#/...`) followed; the schema itself if it has none.
-    fn resolve<'s>(&'s self, schema: &'s Value) -> Result<&'s Value, String> {
+    fn resolve<'s>(&'s self, schema: &'s Value) -> Result<&'s Value, SchemaError> {
         let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
             return Ok(schema);
         };
         let pointer = reference
             .strip_prefix('#')
-            .ok_or_else(|| format!("$ref {reference} is not local"))?;
+            .ok_or_else(|| SchemaError(format!("$ref {reference} is not local")))?;
         self.root
             .pointer(pointer)
-            .ok_or_else(|| format!("$ref {reference} names nothing in the schema"))
+            .ok_or_else(|| SchemaError(format!("$ref {reference} names nothing in the schema")))
     }
 
-    fn array(&self, schema: &Value, depth: usize) -> Result<Value, String> {
+    fn array(&self, schema: &Value, depth: usize) -> Result<Value, SchemaError> {
         let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
         let prefix = schema.get("prefixItems").and_then(Value::as_array);
         let mut out = Vec::new();
@@ -160,7 +164,7 @@ fn kind(schema: &Value) -> Option<&str> {
     }
 }
 
-fn number(schema: &Value, integer: bool) -> Result<Value, String> {
+fn number(schema: &Value, integer: bool) -> Result<Value, SchemaError> {
     let get = |k: &str| schema.get(k).and_then(Value::as_f64);
     let step = if integer { 1.0 } else { 0.5 };
     let mut lo = get("minimum").unwrap_or(f64::NEG_INFINITY);
@@ -179,28 +183,31 @@ fn number(schema: &Value, integer: bool) -> Result<Value, String> {
         n = (n / m).ceil() * m;
     }
     if n < lo || n > hi {
-        return Err(format!("no number in [{lo}, {hi}] found"));
+        return Err(SchemaError(format!("no number in [{lo}, {hi}] found")));
     }
     if integer || n.fract() == 0.0 {
         return Ok(json!(n as i64));
     }
     Number::from_f64(n)
         .map(Value::Number)
-        .ok_or_else(|| "no finite number".to_owned())
+        .ok_or_else(|| SchemaError("no finite number".to_owned()))
 }
 
-fn string(schema: &Value) -> Result<Value, String> {
+fn string(schema: &Value) -> Result<Value, SchemaError> {
     let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
     let max = schema
         .get("maxLength")
         .and_then(Value::as_u64)
         .map(|m| m as usize);
     let mut s = if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-        pattern_gen::sample(pattern, min)
-            .ok_or_else(|| format!("no string for the pattern {pattern:?} could be made"))?
+        pattern_gen::sample(pattern, min).ok_or_else(|| {
+            SchemaError(format!(
+                "no string for the pattern {pattern:?} could be made"
+            ))
+        })?
     } else if let Some(format) = schema.get("format").and_then(Value::as_str) {
         formatted(format)
-            .ok_or_else(|| format!("no string of the format {format:?} can be made"))?
+            .ok_or_else(|| SchemaError(format!("no string of the format {format:?} can be made")))?
             .to_owned()
     } else {
         "mcp-conformance".to_owned()
@@ -268,7 +275,10 @@ mod tests {
         let look_around = json!({"type": "object", "required": ["x"],
             "properties": {"x": {"type": "string", "pattern": "^(?!a)b$"}}});
         let why = arguments_for(&look_around).expect_err("no argument");
-        assert!(why.contains("\"x\"") && why.contains("pattern"), "{why}");
+        assert!(
+            why.0.contains("\"x\"") && why.0.contains("pattern"),
+            "{why}"
+        );
         let empty = json!({"type": "object", "required": ["n"],
             "properties": {"n": {"type": "integer", "minimum": 3, "maximum": 2}}});
         assert!(arguments_for(&empty).is_err());

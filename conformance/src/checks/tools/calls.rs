@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 use super::args::arguments_for;
 use super::{list_pages, tools_of};
 use crate::check::Outcome;
-use crate::ctx::{CallOutcome, Ctx, ToolCall, ToolCalls, TOOL_CALLS_LEGACY, TOOL_CALLS_MODERN};
+use crate::ctx::{
+    CallOutcome, Ctx, ToolCall, ToolCalls, Unlisted, TOOL_CALLS_LEGACY, TOOL_CALLS_MODERN,
+};
 use crate::era::Era;
 use crate::pattern::short;
 use crate::probe::{Probe, ProbeError};
@@ -34,7 +36,7 @@ pub(crate) async fn observed(ctx: &Ctx, era: Era) -> Arc<ToolCalls> {
 async fn make(ctx: &Ctx, era: Era) -> ToolCalls {
     let mut calls = ToolCalls {
         negotiated: None,
-        listed: Err(String::new()),
+        listed: Err(Unlisted(String::new())),
         none_called: None,
         calls: Vec::new(),
         server_requests: Vec::new(),
@@ -45,14 +47,14 @@ async fn make(ctx: &Ctx, era: Era) -> ToolCalls {
             p
         }
         Err(e) => {
-            calls.listed = Err(format!("the server did not start a session: {e}"));
+            calls.listed = Err(Unlisted(format!("the server did not start a session: {e}")));
             return calls;
         }
     };
     calls.listed = list_pages(&mut p)
         .await
         .map(|pages| tools_of(&pages))
-        .map_err(|e| format!("tools/list: {e}"));
+        .map_err(|e| Unlisted(format!("tools/list: {e}")));
     if let Ok(tools) = &calls.listed {
         let tools = tools.clone();
         plan(ctx, &tools, &mut calls);

@@ -90,13 +90,12 @@ pub(super) async fn definition_shape(ctx: &Ctx, era: Era) -> Outcome {
     if problems.is_empty() {
         Outcome::pass(format!("{} tool(s)", tools.len()))
     } else {
-        Outcome::fail(
-            "title, description strings; icons [{src: string, mimeType?: string, sizes?: string[], \
-             theme?: \"light\"|\"dark\"}]; annotations {title?: string, *Hint?: boolean}",
-            problems.join("\n"),
-        )
+        Outcome::fail(SHAPES, problems.join("\n"))
     }
 }
+
+/// What schema.ts gives a tool's display fields, in short.
+const SHAPES: &str = "title, description strings; icons [{src: string, mimeType?: string, sizes?: string[], theme?: \"light\"|\"dark\"}]; annotations {title?: string, *Hint?: boolean}";
 
 const HINTS: [&str; 4] = [
     "readOnlyHint",
@@ -108,60 +107,77 @@ const HINTS: [&str; 4] = [
 /// What in one tool's definition does not have the type schema.ts gives it.
 pub(crate) fn shape_problems(tool: &Value) -> Vec<String> {
     let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
-    let mut problems = Vec::new();
-    let mut not = |what: String, v: &Value, should: &str| {
-        problems.push(format!("{name}: {what} is {}, not {should}", short(v)));
+    let mut found = Found {
+        name,
+        problems: Vec::new(),
     };
     for key in ["title", "description"] {
         if let Some(v) = tool.get(key).filter(|v| !v.is_string()) {
-            not(key.to_owned(), v, "a string");
+            found.not(key, v, "a string");
         }
     }
     match tool.get("icons") {
         Some(Value::Array(icons)) => {
             for (i, icon) in icons.iter().enumerate() {
-                let at = format!("icons[{i}]");
-                if !icon.is_object() {
-                    not(at, icon, "an Icon object");
-                    continue;
-                }
-                match icon.get("src") {
-                    Some(Value::String(_)) => {}
-                    Some(v) => not(format!("{at}.src"), v, "a string"),
-                    None => not(format!("{at}.src"), &Value::Null, "a string (required)"),
-                }
-                if let Some(v) = icon.get("mimeType").filter(|v| !v.is_string()) {
-                    not(format!("{at}.mimeType"), v, "a string");
-                }
-                let sizes_ok =
-                    |v: &Value| v.as_array().is_some_and(|a| a.iter().all(Value::is_string));
-                if let Some(v) = icon.get("sizes").filter(|v| !sizes_ok(v)) {
-                    not(format!("{at}.sizes"), v, "an array of strings");
-                }
-                let theme_ok = |v: &Value| matches!(v.as_str(), Some("light" | "dark"));
-                if let Some(v) = icon.get("theme").filter(|v| !theme_ok(v)) {
-                    not(format!("{at}.theme"), v, "\"light\" or \"dark\"");
-                }
+                found.icon(&format!("icons[{i}]"), icon);
             }
         }
-        Some(v) => not("icons".to_owned(), v, "an array"),
+        Some(v) => found.not("icons", v, "an array"),
         None => {}
     }
     match tool.get("annotations") {
         Some(Value::Object(a)) => {
             if let Some(v) = a.get("title").filter(|v| !v.is_string()) {
-                not("annotations.title".to_owned(), v, "a string");
+                found.not("annotations.title", v, "a string");
             }
             for hint in HINTS {
                 if let Some(v) = a.get(hint).filter(|v| !v.is_boolean()) {
-                    not(format!("annotations.{hint}"), v, "a boolean");
+                    found.not(&format!("annotations.{hint}"), v, "a boolean");
                 }
             }
         }
-        Some(v) => not("annotations".to_owned(), v, "an object"),
+        Some(v) => found.not("annotations", v, "an object"),
         None => {}
     }
-    problems
+    found.problems
+}
+
+/// The problems found in one tool's definition.
+struct Found<'a> {
+    name: &'a str,
+    problems: Vec<String>,
+}
+
+impl Found<'_> {
+    fn not(&mut self, what: &str, v: &Value, should: &str) {
+        let name = self.name;
+        self.problems
+            .push(format!("{name}: {what} is {}, not {should}", short(v)));
+    }
+
+    /// schema.ts Icon: `src` (required) and `mimeType` strings, `sizes` strings, `theme`
+    /// "light" or "dark".
+    fn icon(&mut self, at: &str, icon: &Value) {
+        if !icon.is_object() {
+            return self.not(at, icon, "an Icon object");
+        }
+        match icon.get("src") {
+            Some(Value::String(_)) => {}
+            Some(v) => self.not(&format!("{at}.src"), v, "a string"),
+            None => self.not(&format!("{at}.src"), &Value::Null, "a string (required)"),
+        }
+        if let Some(v) = icon.get("mimeType").filter(|v| !v.is_string()) {
+            self.not(&format!("{at}.mimeType"), v, "a string");
+        }
+        let sizes_ok = |v: &Value| v.as_array().is_some_and(|a| a.iter().all(Value::is_string));
+        if let Some(v) = icon.get("sizes").filter(|v| !sizes_ok(v)) {
+            self.not(&format!("{at}.sizes"), v, "an array of strings");
+        }
+        let theme_ok = |v: &Value| matches!(v.as_str(), Some("light" | "dark"));
+        if let Some(v) = icon.get("theme").filter(|v| !theme_ok(v)) {
+            self.not(&format!("{at}.theme"), v, "\"light\" or \"dark\"");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,11 @@
 use jsonschema::Draft;
 use serde_json::Value;
 
+/// Why a schema cannot be used, or a value does not conform to it: in words, for the report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct SchemaError(pub(crate) String);
+
 /// What the meta-schema of a schema's dialect says of it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum SchemaVerdict {
@@ -17,14 +22,14 @@ pub(crate) enum SchemaVerdict {
 
 /// The dialect a schema declares with `$schema`, else 2020-12 (the default since 2025-11-25);
 /// `Err` with the `$schema` value if it names none the validator knows.
-pub(crate) fn dialect(schema: &Value) -> Result<Draft, String> {
+pub(crate) fn dialect(schema: &Value) -> Result<Draft, SchemaError> {
     match schema.get("$schema") {
         None => Ok(Draft::Draft202012),
         Some(Value::String(uri)) => match Draft::from_schema_uri(uri) {
-            Draft::Unknown => Err(uri.clone()),
+            Draft::Unknown => Err(SchemaError(uri.clone())),
             draft => Ok(draft),
         },
-        Some(other) => Err(other.to_string()),
+        Some(other) => Err(SchemaError(other.to_string())),
     }
 }
 
@@ -44,7 +49,7 @@ pub(crate) fn dialect_name(draft: Draft) -> &'static str {
 pub(crate) fn judge_schema(schema: &Value, fallback: Option<Draft>) -> SchemaVerdict {
     let draft = match dialect(schema) {
         Ok(draft) => draft,
-        Err(uri) => return SchemaVerdict::Unsupported(uri),
+        Err(uri) => return SchemaVerdict::Unsupported(uri.0),
     };
     let name = dialect_name(draft);
     let Some(meta) = draft_meta(draft) else {
@@ -92,18 +97,19 @@ pub(crate) struct Compiled(jsonschema::Validator);
 impl Compiled {
     /// Compiles `schema`; `Err` says why it cannot be used (an unknown dialect, a `$ref` that
     /// cannot be resolved offline, a pattern the regex engine rejects).
-    pub(crate) fn new(schema: &Value, formats: bool) -> Result<Compiled, String> {
-        let draft = dialect(schema).map_err(|uri| format!("unsupported $schema {uri}"))?;
+    pub(crate) fn new(schema: &Value, formats: bool) -> Result<Compiled, SchemaError> {
+        let draft =
+            dialect(schema).map_err(|uri| SchemaError(format!("unsupported $schema {uri}")))?;
         jsonschema::options()
             .with_draft(draft)
             .should_validate_formats(formats)
             .build(schema)
             .map(Compiled)
-            .map_err(|e| format!("the schema cannot be compiled: {e}"))
+            .map_err(|e| SchemaError(format!("the schema cannot be compiled: {e}")))
     }
 
     /// `Ok`, or the errors (at most three), each with where in the value.
-    pub(crate) fn check(&self, value: &Value) -> Result<(), String> {
+    pub(crate) fn check(&self, value: &Value) -> Result<(), SchemaError> {
         let errors: Vec<String> = self
             .0
             .iter_errors(value)
@@ -113,7 +119,7 @@ impl Compiled {
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(errors.join("; "))
+            Err(SchemaError(errors.join("; ")))
         }
     }
 }
@@ -164,6 +170,6 @@ mod tests {
         assert!(strict.check(&json!({"u": "nope"})).is_err());
         assert!(lax.check(&json!({"u": "nope"})).is_ok());
         let missing = lax.check(&json!({})).expect_err("required");
-        assert!(missing.contains("\"u\""), "{missing}");
+        assert!(missing.0.contains("\"u\""), "{missing}");
     }
 }
