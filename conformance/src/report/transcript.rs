@@ -2,7 +2,8 @@
 //! debugging a failure frame by frame.
 //!
 //! One file per target and check (but the N/A ones), `DIR/<target>/<check id>.jsonl`. Each line is one object:
-//! first the transcript entries in order, `{"ms": 1.234, "direction": "send", "text": "…"}`
+//! first the transcript entries in order (every entry the connection kept, frames whole up to
+//! 64 KiB: not cut to the report's head and tail), `{"ms": 1.234, "direction": "send", "text": "…"}`
 //! (`direction` is `send`, `receive` or `event`; `ms` counts from the start of the check;
 //! each process's part is headed by an `event` line naming it), then the server's stderr lines, `{"direction": "stderr", "text": "…"}`.
 //!

@@ -1,4 +1,11 @@
 //! Tools (`server/tools.mdx`, `schema.ts` Tool, CallToolResult).
+//!
+//! Here: `tools/list` itself (shape, names, pages, an invalid cursor) and an unknown tool, in
+//! the shared legacy session. The rest is judged from one observation per era ([`calls`]):
+//! the tools listed, with their definitions ([`definitions`]: schemas by the `jsonschema`
+//! crate, [`schema`]; display fields), and what calling the read-only ones with arguments made
+//! to satisfy their schemas ([`args`], [`pattern_gen`]) returned ([`results`]). [`registry`]
+//! declares those checks and their 2026-07-28 twins.
 
 use std::collections::HashSet;
 
