@@ -97,6 +97,15 @@ fn the_correct_server_passes_every_tool_check_in_each_era() {
 }
 
 #[test]
+fn the_correct_server_passes_the_strict_profile() {
+    let (run, report) = run_tools(&["--profile", "strict"], &[]);
+    for id in LEGACY.iter().chain(&MODERN) {
+        assert_eq!(status(&report, id), "PASS", "{id}\n{}", run.context());
+    }
+    assert_eq!(report["failed"], false, "{}", run.context());
+}
+
+#[test]
 fn arguments_satisfy_a_strict_schema_so_the_strict_tool_is_judged() {
     let (run, report) = run_tools(&[], &[]);
     // lookup answers -32602 unless its uri, date-time, pattern, enum and bounds are all met.
