@@ -300,6 +300,9 @@ pub struct CheckResult {
     /// Frames exchanged by the check's server processes, in milliseconds since the check
     /// started; an event entry names each process before its frames.
     pub transcript: Vec<TranscriptEntry>,
+    /// The same, every entry kept (not cut to a head and a tail), for `--transcript` files;
+    /// empty unless they were asked for.
+    pub whole_transcript: Vec<TranscriptEntry>,
     /// The server's stderr during the check (last lines).
     pub stderr: Vec<String>,
 }

@@ -443,6 +443,7 @@ fn base_config(cli: &Cli, targets: &[Target]) -> RunConfig {
             Progress::Lines
         },
         name_in_progress: several,
+        whole_transcripts: cli.transcript.is_some(),
         ..RunConfig::default()
     }
 }

@@ -42,6 +42,9 @@ pub struct RunConfig {
     /// Checks (or shared sessions) run at once against one target.
     pub jobs: usize,
     pub progress: Progress,
+    /// Keep every check's whole transcript for `--transcript` files (else only the report's
+    /// head and tail of each process's part).
+    pub whole_transcripts: bool,
     /// Progress lines name the target (several are tested at once).
     pub name_in_progress: bool,
 }
@@ -62,6 +65,7 @@ impl Default for RunConfig {
             skip: Vec::new(),
             jobs: 1,
             progress: Progress::Off,
+            whole_transcripts: false,
             name_in_progress: false,
         }
     }

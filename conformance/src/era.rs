@@ -84,6 +84,7 @@ impl EraReport {
     pub fn evidence(&self) -> crate::evidence::Collected {
         crate::evidence::Collected {
             transcript: self.transcript.clone(),
+            whole: self.transcript.clone(),
             stderr: self.stderr.clone(),
             blocked: None,
             stalls: Vec::new(),

@@ -25,6 +25,9 @@ pub const TRANSCRIPT_TAIL_BYTES: usize = 8 * 1024;
 #[derive(Debug, Clone, Default)]
 pub struct Collected {
     pub transcript: Vec<TranscriptEntry>,
+    /// The same parts with every entry the connection kept (not cut to the report's head and
+    /// tail): what `--transcript` files hold.
+    pub whole: Vec<TranscriptEntry>,
     pub stderr: Vec<String>,
     /// The first mismatch that ended one of the check's waits, and what the check was waiting
     /// for: the check is blocked by the mismatch's owner.
@@ -73,22 +76,23 @@ impl Trace {
         } else {
             -((self.started - spawned).as_secs_f64() * 1000.0)
         };
-        let mut part: Vec<TranscriptEntry> = entries
+        let part: Vec<TranscriptEntry> = entries
             .into_iter()
             .map(|mut e| {
                 e.at_ms = (e.at_ms + offset_ms).max(0.0);
                 e
             })
             .collect();
-        part = bounded_transcript(part);
-        let at_ms = part.first().map_or(0.0, |e| e.at_ms);
-        let mut c = self.collected.lock();
-        c.transcript.push(TranscriptEntry {
-            at_ms,
+        let header = TranscriptEntry {
+            at_ms: part.first().map_or(0.0, |e| e.at_ms),
             direction: Direction::Event,
             text: format!("<{header}>"),
-        });
-        c.transcript.extend(part);
+        };
+        let mut c = self.collected.lock();
+        c.whole.push(header.clone());
+        c.whole.extend(part.iter().cloned());
+        c.transcript.push(header);
+        c.transcript.extend(bounded_transcript(part));
     }
 
     pub fn add_stderr(&self, lines: Vec<String>) {
@@ -122,6 +126,7 @@ impl Trace {
     pub fn absorb(&self, other: &Collected) {
         let mut c = self.collected.lock();
         c.transcript.extend(other.transcript.iter().cloned());
+        c.whole.extend(other.whole.iter().cloned());
         c.stderr.extend(other.stderr.iter().cloned());
         if c.blocked.is_none() {
             c.blocked.clone_from(&other.blocked);
@@ -219,6 +224,22 @@ mod tests {
         let entries = vec![entry(0, 100_000), entry(1, 10)];
         let kept = bounded_transcript(entries.clone());
         assert_eq!(kept, entries);
+    }
+
+    #[test]
+    fn the_whole_part_keeps_what_the_report_leaves_out() {
+        let trace = Trace::new("x.y");
+        let entries: Vec<TranscriptEntry> = (0..1000).map(|i| entry(i, 5000)).collect();
+        trace.add_process("own process 1".to_owned(), entries.clone(), trace.started);
+        let c = trace.take();
+        assert!(
+            c.transcript.len() < 10,
+            "{} entries in the report",
+            c.transcript.len()
+        );
+        assert_eq!(c.whole.len(), 1001);
+        assert_eq!(c.whole[0].text, "<own process 1>");
+        assert_eq!(c.whole[1..], entries[..]);
     }
 
     #[test]

@@ -44,6 +44,11 @@ const MODERN_REQUIREMENTS: &[&str] = &[
     "modern.tools-list-cacheable",
     "modern.missing-meta-invalid-params",
     "modern.no-server-requests",
+    "modern.tools-schemas-valid",
+    "modern.tools-definition-shape",
+    "modern.tools-structured-content",
+    "modern.tools-structured-content-text",
+    "modern.tools-errors-in-result",
 ];
 
 #[test]
@@ -174,11 +179,12 @@ fn correct_modern_fixture_passes() {
         ],
         "INFO",
     );
-    // The two start-up processes (the discover one goes on as the shared modern session) and
-    // the two that get a request without proper _meta first: nothing else is started.
+    // The two start-up processes (the discover one goes on as the shared modern session), the
+    // two that get a request without proper _meta first, and the read-only tool calls' own:
+    // nothing else is started.
     assert_eq!(
         report["targets"][0]["starts"]["count"],
-        4,
+        5,
         "{}",
         run.context()
     );

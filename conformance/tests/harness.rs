@@ -65,10 +65,11 @@ fn correct_fixture_passes_the_generic_profile() {
     assert!(checks(&report, 0).iter().all(|c| c["area"] != "echo"));
     // Starts: the two start-up processes (initialize, server/discover), four for version
     // negotiation (each kept for a later check), and one each for ping and tools/list before
-    // initialize, and input a client must not send. Everything else shares the start-up's
-    // initialize process.
-    assert_eq!(target["starts"]["count"], 9, "{}", run.context());
-    assert_eq!(target["starts"]["answered"], 9, "{}", run.context());
+    // initialize, input a client must not send, and the read-only tool calls (which may
+    // outlive their wait, so never in the shared session). Everything else shares the
+    // start-up's initialize process.
+    assert_eq!(target["starts"]["count"], 10, "{}", run.context());
+    assert_eq!(target["starts"]["answered"], 10, "{}", run.context());
     assert!(target["starts"]["firstMs"].as_f64().unwrap() > 0.0);
     let shared = checks(&report, 0)
         .iter()
@@ -578,6 +579,11 @@ fn assert_no_process_with(mark: &str) {
 #[test]
 fn our_server_passes_every_profile_in_both_framings() {
     echo_server();
+    // The echo tool's plain text beside structuredContent is a documented deviation from a
+    // SHOULD (docs/server.md, The echo tool): WARN in the generic profile, an expected FAIL in
+    // the strict one, INFO in the echo profile.
+    let dir = TempDir::new("our-server-profiles");
+    let baseline = dir.write("expected-failures.txt", &DEVIATIONS.join("\n"));
     let combos: Vec<(&str, &str)> = ["generic", "strict", "echo"]
         .into_iter()
         .flat_map(|p| ["ndjson", "content-length"].map(|f| (p, f)))
@@ -586,14 +592,32 @@ fn our_server_passes_every_profile_in_both_framings() {
         let handles: Vec<_> = combos
             .iter()
             .map(|(profile, framing)| {
-                s.spawn(move || check(&["--profile", profile, "--framing", framing], &[]))
+                let baseline = baseline.display().to_string();
+                s.spawn(move || {
+                    let mut options = vec!["--profile", *profile, "--framing", *framing];
+                    if *profile == "strict" {
+                        options.extend(["--expected-failures", baseline.as_str()]);
+                    }
+                    check(&options, &[])
+                })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     for ((profile, framing), (run, report)) in combos.iter().zip(&runs) {
         assert_exit(run, 0);
-        assert_clean(run, report);
+        let deviations: Vec<&str> = checks(report, 0)
+            .iter()
+            .filter(|c| DEVIATIONS.contains(&c["id"].as_str().unwrap()))
+            .map(|c| c["status"].as_str().unwrap())
+            .collect();
+        let want = match *profile {
+            "generic" => "WARN",
+            "strict" => "FAIL",
+            _ => "INFO",
+        };
+        assert_eq!(deviations, [want, want], "{}", run.context());
+        assert_clean_but(run, report, &DEVIATIONS);
         let target = &report["targets"][0];
         assert_eq!(target["profile"], *profile, "{}", run.context());
         assert_eq!(target["framing"], *framing, "{}", run.context());
@@ -628,6 +652,28 @@ fn our_server_passes_every_profile_in_both_framings() {
                 run.context()
             );
         }
+    }
+}
+
+/// What our server does on purpose against a SHOULD (docs/server.md, The echo tool).
+const DEVIATIONS: [&str; 2] = [
+    "tools.structured-content-text",
+    "modern.tools-structured-content-text",
+];
+
+/// No check FAILed or WARNed, but those of `except`.
+fn assert_clean_but(run: &Run, report: &Value, except: &[&str]) {
+    for c in checks(report, 0) {
+        if except.contains(&c["id"].as_str().unwrap()) {
+            continue;
+        }
+        assert!(
+            c["status"] != "FAIL" && c["status"] != "WARN",
+            "{} {}\n{}",
+            c["status"],
+            c["id"],
+            run.context()
+        );
     }
 }
 

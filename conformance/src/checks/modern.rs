@@ -18,10 +18,10 @@ use mcp_protocol::mcp::{modern, ProtocolVersion};
 use serde_json::{json, Value};
 
 use super::step;
-use super::tools::{call_safe, list_pages, tools_of, NO_SAFE_TOOL};
+use super::tools::{list_pages, tool_calls};
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, RunsIn};
-use crate::ctx::{Attempt, Ctx, WithoutMeta, WITHOUT_META};
+use crate::ctx::{Attempt, CallOutcome, Ctx, ToolCall, WithoutMeta, WITHOUT_META};
 use crate::era::{strings, Era};
 use crate::ids;
 use crate::pattern::{describe, short};
@@ -144,7 +144,7 @@ fn session() -> Vec<Check> {
         Check::code(
             ids::MODERN_NO_SERVER_REQUESTS,
             Level::Must,
-            "in the 2026-07-28 session (server/discover, tools/list, a read-only tools/call, an unknown method and what the other modern checks sent) the server writes no JSON-RPC request",
+            "in the 2026-07-28 session (server/discover, tools/list, an unknown method and what the other modern checks sent) and in the process of the read-only tool calls the server writes no JSON-RPC request",
             "2026-07-28 basic/transports/stdio.mdx, Receiving Messages",
             |ctx| no_server_requests(ctx).boxed(),
         )
@@ -341,15 +341,25 @@ async fn result_type(ctx: &Ctx) -> Outcome {
         .enumerate()
         .filter_map(|(i, page)| result_type_problem(page, &format!("tools/list page {}", i + 1)))
         .collect();
-    let tools = tools_of(&pages);
-    let call = step!(call_safe(&mut p, &tools).await, "a tools/call reply");
-    let called = match &call {
-        Some((tool, reply)) if reply.get("error").is_some() => {
-            let name = tool["name"].as_str().unwrap_or("?");
+    drop(p);
+    let calls = tool_calls(ctx, Era::Modern).await;
+    let called = match calls
+        .calls
+        .iter()
+        .find(|c| matches!(c.outcome, CallOutcome::Reply(_)))
+    {
+        Some(ToolCall {
+            name,
+            outcome: CallOutcome::Reply(reply),
+            ..
+        }) if reply.get("error").is_some() => {
             format!("tools/call {name} not checked: it got {}", describe(reply))
         }
-        Some((tool, reply)) => {
-            let name = tool["name"].as_str().unwrap_or("?");
+        Some(ToolCall {
+            name,
+            outcome: CallOutcome::Reply(reply),
+            ..
+        }) => {
             let result = match result_of(reply, &format!("tools/call {name}")) {
                 Ok(r) => r,
                 Err(outcome) => return outcome,
@@ -360,7 +370,10 @@ async fn result_type(ctx: &Ctx) -> Outcome {
             }
             format!("tools/call {name}: {}", result["resultType"])
         }
-        None => format!("tools/call not checked: {NO_SAFE_TOOL}"),
+        _ => format!(
+            "tools/call not checked: {}",
+            super::tools::not_judged(&calls)
+        ),
     };
     if problems.is_empty() {
         Outcome::pass(format!(
@@ -509,9 +522,7 @@ async fn missing_meta_invalid_params(ctx: &Ctx) -> Outcome {
 async fn no_server_requests(ctx: &Ctx) -> Outcome {
     let mut p = step!(ctx.modern_session().await, "the server starts");
     let _ = p.request(modern::DISCOVER, None).await;
-    if let Ok(pages) = list_pages(&mut p).await {
-        let _ = call_safe(&mut p, &tools_of(&pages)).await;
-    }
+    let _ = list_pages(&mut p).await;
     let _ = p.request("mcp-conformance/no-such-method", None).await;
     // Whatever the server writes just after counts too; without the barrier's reply nothing
     // shows that the server went through the session.
@@ -522,7 +533,8 @@ async fn no_server_requests(ctx: &Ctx) -> Outcome {
             e,
         );
     }
-    let requests: Vec<String> = p
+    let calls = tool_calls(ctx, Era::Modern).await;
+    let mut requests: Vec<String> = p
         .inbox()
         .received()
         .iter()
@@ -533,6 +545,7 @@ async fn no_server_requests(ctx: &Ctx) -> Outcome {
         .filter(|v| v.get("method").is_some() && v.get("id").is_some())
         .map(|v| short(&v))
         .collect();
+    requests.extend(calls.server_requests.iter().cloned());
     if requests.is_empty() {
         Outcome::pass(format!(
             "{} frame(s), none a request",

@@ -12,7 +12,7 @@ use mcp_protocol::mcp::modern::{self, META_LOG_LEVEL};
 use mcp_protocol::mcp::ProtocolVersion;
 use serde_json::json;
 
-use super::tools::{call_safe, list_pages, tools_of};
+use super::tools::tool_calls;
 use crate::capability::Capability;
 use crate::catalog::Check;
 use crate::check::{judge, CheckResult, Level, Outcome, RunsIn, Transport};
@@ -134,17 +134,12 @@ fn progress() -> Vec<Check> {
     ]
 }
 
-/// Gives the server occasion to send requests (and progress): a read-only tool called, as
-/// the tools checks choose it, in the legacy session. What comes is judged at the end of the
-/// run.
+/// Gives the server occasion to send requests (and progress): the legacy era's read-only tool
+/// calls, made once for the tools checks (`--no-tool-calls` makes none). What comes is judged
+/// at the end of the run.
 async fn exercise_tools(ctx: &Ctx) -> Outcome {
-    if let Ok(mut p) = ctx.ready().await {
-        if ctx.era().declares(Capability::Tools, Era::Legacy) {
-            if let Ok(pages) = list_pages(&mut p).await {
-                let _ = call_safe(&mut p, &tools_of(&pages)).await;
-            }
-        }
-        let _ = p.until_barrier().await;
+    if ctx.era().declares(Capability::Tools, Era::Legacy) {
+        let _ = tool_calls(ctx, Era::Legacy).await;
     }
     pending()
 }

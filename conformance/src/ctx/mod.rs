@@ -17,11 +17,14 @@ use crate::probe::{Probe, ProbeError, Spawner};
 use crate::target::Target;
 
 mod observed;
+mod tool_calls;
 
 pub use observed::{
     Attempt, Initialized, Key, Malformed, Observations, Observed, ShortSession, Unjudged,
-    WithoutMeta, MALFORMED, SHORT_SESSION, VERSIONS, WITHOUT_META,
+    WithoutMeta, MALFORMED, SHORT_SESSION, TOOL_CALLS_LEGACY, TOOL_CALLS_MODERN, VERSIONS,
+    WITHOUT_META,
 };
+pub use tool_calls::{CallOutcome, ToolCall, ToolCalls, Unlisted};
 
 /// A shared session's process while no check holds it.
 pub type Slot = Arc<Mutex<Option<Probe>>>;

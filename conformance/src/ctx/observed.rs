@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
+use super::tool_calls::ToolCalls;
 use crate::evidence::Collected;
 use crate::probe::{Probe, ProbeError, Quiet};
 
@@ -30,6 +31,8 @@ pub struct Observations {
     malformed: Cell<Malformed>,
     short_session: Cell<Result<ShortSession, ProbeError>>,
     without_meta: Cell<WithoutMeta>,
+    tool_calls_legacy: Cell<ToolCalls>,
+    tool_calls_modern: Cell<ToolCalls>,
 }
 
 impl Observations {
@@ -74,6 +77,18 @@ pub const SHORT_SESSION: Key<Result<ShortSession, ProbeError>> = Key {
 pub const WITHOUT_META: Key<WithoutMeta> = Key {
     name: "tools/list without _meta",
     cell: |o| &o.without_meta,
+};
+
+/// The read-only tool calls of the legacy era (`tools.*`).
+pub const TOOL_CALLS_LEGACY: Key<ToolCalls> = Key {
+    name: "read-only tool calls (legacy)",
+    cell: |o| &o.tool_calls_legacy,
+};
+
+/// The read-only tool calls of the 2026-07-28 era (`modern.tools-*`, `modern.result-type`).
+pub const TOOL_CALLS_MODERN: Key<ToolCalls> = Key {
+    name: "read-only tool calls (2026-07-28)",
+    cell: |o| &o.tool_calls_modern,
 };
 
 /// The name the checks of `initialize` offering each version share.

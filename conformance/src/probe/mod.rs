@@ -31,6 +31,7 @@ mod messages;
 mod replies;
 mod spawner;
 mod starts;
+mod tool_call;
 mod vocab;
 mod wait;
 mod watch;
@@ -88,6 +89,8 @@ pub(crate) struct Run {
     pub starts: StartLog,
     pub watch: Watch,
     pub client: Vec<crate::config::ClientCapability>,
+    /// Whether a `tools/call` may be sent at all (`--no-tool-calls` says no).
+    pub tool_calls: bool,
 }
 
 /// The bounds of a process's waits.
@@ -102,6 +105,8 @@ pub struct Waits {
 /// What the harness has established with the server in this process.
 #[derive(Debug, Default)]
 struct Conversation {
+    /// `--no-tool-calls`: not even a call of a tool no server has is sent.
+    no_tool_calls: bool,
     /// Added as `params._meta` to every request [`Probe::request`] sends (a modern session);
     /// `None` for legacy sessions.
     meta: Option<Value>,
@@ -113,6 +118,8 @@ struct Conversation {
     operational: bool,
     /// Notifications sent in all.
     notifications_sent: usize,
+    /// A `tools/call` is awaited: its wait running out is no stall (see [`Probe::call_tool`]).
+    tool_call: bool,
 }
 
 impl Drop for Probe {
@@ -131,7 +138,10 @@ impl Probe {
             replies: Replies::new(framing),
             witness: Witness::new(trace, label, spawned, run.findings, run.starts),
             watcher: Watcher::new(run.watch, run.client),
-            conversation: Conversation::default(),
+            conversation: Conversation {
+                no_tool_calls: !run.tool_calls,
+                ..Conversation::default()
+            },
             waits,
             overdue: None,
             conn,
@@ -377,7 +387,8 @@ impl Probe {
     /// not all come in time (`why`). As a wait of the probe's own that runs out.
     pub fn record_timeout(&mut self, why: String) {
         self.replies.set_timed_out();
-        if self.replies.answered() && self.conversation.operational {
+        if self.replies.answered() && self.conversation.operational && !self.conversation.tool_call
+        {
             self.witness.stalled(why);
         }
     }

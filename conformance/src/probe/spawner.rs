@@ -89,6 +89,7 @@ impl Spawner {
             starts: self.starts.clone(),
             watch: self.watch.clone(),
             client: self.config.client_capabilities.clone(),
+            tool_calls: self.config.tool_calls,
         };
         Ok(Probe::new(conn, waits, trace.clone(), label, run))
     }

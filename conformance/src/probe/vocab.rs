@@ -16,11 +16,10 @@ impl Probe {
     /// be read is its root cause's business, and the session goes on.
     pub async fn exercise(&mut self) -> Result<(), ProbeError> {
         let call = json!({"name": "mcp-conformance-no-such-tool", "arguments": {}});
-        let mut requests = vec![
-            ("tools/list", None),
-            ("no/such/method", None),
-            ("tools/call", Some(call)),
-        ];
+        let mut requests = vec![("tools/list", None), ("no/such/method", None)];
+        if !self.conversation.no_tool_calls {
+            requests.push(("tools/call", Some(call)));
+        }
         if !self.is_modern() {
             requests.insert(0, ("ping", None));
         }

@@ -270,6 +270,7 @@ pub(crate) mod tests {
             broke_session: None,
             duration: Duration::from_millis(5),
             transcript: Vec::new(),
+            whole_transcript: Vec::new(),
             stderr: Vec::new(),
         }
     }

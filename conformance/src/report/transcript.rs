@@ -2,7 +2,8 @@
 //! debugging a failure frame by frame.
 //!
 //! One file per target and check (but the N/A ones), `DIR/<target>/<check id>.jsonl`. Each line is one object:
-//! first the transcript entries in order, `{"ms": 1.234, "direction": "send", "text": "…"}`
+//! first the transcript entries in order (every entry the connection kept, frames whole up to
+//! 64 KiB: not cut to the report's head and tail), `{"ms": 1.234, "direction": "send", "text": "…"}`
 //! (`direction` is `send`, `receive` or `event`; `ms` counts from the start of the check;
 //! each process's part is headed by an `event` line naming it), then the server's stderr lines, `{"direction": "stderr", "text": "…"}`.
 //!
@@ -41,7 +42,12 @@ pub fn write(dir: &Path, reports: &[TargetReport]) -> std::io::Result<Vec<PathBu
             let name = unique(&mut check_names, sanitize(&r.info.id));
             let path = target_dir.join(format!("{name}.jsonl"));
             let mut out = BufWriter::new(File::create(&path)?);
-            for e in &r.transcript {
+            let entries = if r.whole_transcript.is_empty() {
+                &r.transcript
+            } else {
+                &r.whole_transcript
+            };
+            for e in entries {
                 let line = Line {
                     ms: Some(round_ms(e.at_ms)),
                     direction: direction_name(e.direction),

@@ -293,7 +293,11 @@ impl Env {
     async fn run_body(&self, check: &Check, trace: &Trace, shared: Option<Slot>) -> Ran {
         let ctx = self.ctx(trace, shared);
         let config = self.config();
-        let bound = config.first_reply_wait() + (config.wait * 12).max(Duration::from_secs(30));
+        // Tool calls wait `--tool-timeout` each, and stop being made once it has passed: at most
+        // about two of those in a check.
+        let bound = config.first_reply_wait()
+            + (config.wait * 12).max(Duration::from_secs(30))
+            + config.tool_wait * 2;
         match tokio::time::timeout(bound, check.run(&ctx)).await {
             Ok(outcome) => Ran::Done(outcome),
             Err(_) => Ran::Cut { bound },
@@ -302,7 +306,7 @@ impl Env {
 
     /// Completes a result with its evidence, and learns from the waits that ran out in it.
     fn finish(&self, result: &mut CheckResult, trace: &Trace, started: Instant) {
-        let collected = verdict::finish(result, trace, started);
+        let collected = verdict::finish(result, trace, started, self.config().whole_transcripts);
         self.stalls
             .learn(&result.info.id, result.status, &collected.stalls);
     }

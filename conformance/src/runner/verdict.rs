@@ -32,6 +32,7 @@ pub(super) fn decided(
         broke_session: None,
         duration: Duration::ZERO,
         transcript: Vec::new(),
+        whole_transcript: Vec::new(),
         stderr: Vec::new(),
     }
 }
@@ -87,7 +88,12 @@ pub(super) fn before_running(
 /// Completes a result with its evidence; a check whose wait met a mismatch it does not own,
 /// and that did not pass anyway, is blocked by the mismatch's owner. The evidence is returned
 /// for what the run learns from it.
-pub(super) fn finish(result: &mut CheckResult, trace: &Trace, started: Instant) -> Collected {
+pub(super) fn finish(
+    result: &mut CheckResult,
+    trace: &Trace,
+    started: Instant,
+    keep_whole: bool,
+) -> Collected {
     let mut collected = trace.take();
     if let Some((kind, why)) = collected.blocked.take() {
         let judged = matches!(result.outcome, Outcome::Pass(_) | Outcome::Skip(_));
@@ -101,6 +107,9 @@ pub(super) fn finish(result: &mut CheckResult, trace: &Trace, started: Instant) 
         }
     }
     result.transcript = std::mem::take(&mut collected.transcript);
+    if keep_whole {
+        result.whole_transcript = std::mem::take(&mut collected.whole);
+    }
     result.stderr = std::mem::take(&mut collected.stderr);
     result.duration = started.elapsed();
     collected

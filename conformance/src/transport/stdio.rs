@@ -33,8 +33,10 @@ const STDERR_LINES: usize = 2000;
 /// Bytes of transcript text kept from the start, and again from the end: a server that floods
 /// stdout costs at most twice this, and the report still shows how it began and ended.
 const KEEP_BYTES: usize = 256 * 1024;
-/// Longer frames are cut in the transcript (a 1 MiB echo is summarized, not stored).
-const MAX_ENTRY_TEXT: usize = 4096;
+/// Frames are kept whole up to a quarter of the ring (so a few long frames do not push the
+/// rest of a shared session's frames out of it); only a longer one (a 1 MiB echo) is cut,
+/// with its size.
+const MAX_ENTRY_TEXT: usize = KEEP_BYTES / 4;
 
 type Transcript = Arc<Mutex<Log>>;
 

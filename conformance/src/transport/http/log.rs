@@ -9,10 +9,11 @@ use parking_lot::Mutex;
 use crate::transcript::Direction;
 use crate::transcript::TranscriptEntry;
 
-/// Entries kept; later ones are counted, not stored.
+/// Entries kept, and bytes of their text; later ones are counted, not stored.
 const KEEP: usize = 10_000;
-/// Longer texts are cut.
-const MAX_TEXT: usize = 4096;
+const KEEP_BYTES: usize = 8 << 20;
+/// Texts are kept whole up to this size; only longer ones are cut, with their size.
+const MAX_TEXT: usize = 64 << 10;
 
 #[derive(Debug, Clone)]
 pub struct Log {
@@ -23,6 +24,7 @@ pub struct Log {
 #[derive(Debug, Default)]
 struct Inner {
     entries: Vec<TranscriptEntry>,
+    bytes: usize,
     dropped: usize,
 }
 
@@ -50,10 +52,11 @@ impl Log {
             text.push_str(&format!("… ({total} bytes)"));
         }
         let mut inner = self.inner.lock();
-        if inner.entries.len() >= KEEP {
+        if inner.entries.len() >= KEEP || inner.bytes + text.len() > KEEP_BYTES {
             inner.dropped += 1;
             return;
         }
+        inner.bytes += text.len();
         inner.entries.push(TranscriptEntry {
             at_ms: self.started.elapsed().as_secs_f64() * 1000.0,
             direction,
