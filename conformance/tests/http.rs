@@ -520,6 +520,64 @@ fn python_sdk_over_streamable_http() {
     assert_eq!(run.code, 0, "{}", describe(&report));
 }
 
+/// The feature checks run over Streamable HTTP as over stdio, in both eras: against the Python
+/// SDK's server (a tool, a resource, a template, a prompt) resources and prompts are exercised
+/// in each era, and nothing FAILs (its WARNs are the SDK's: an ignored cursor, other codes).
+#[test]
+fn python_sdk_features_over_streamable_http() {
+    let Some(python) = interop_python() else {
+        eprintln!("skipped: the interop venv with the mcp 2.x SDK is not installed");
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_http_server.py");
+    let target = vec![
+        python.display().to_string(),
+        script.display().to_string(),
+        port.to_string(),
+    ];
+    let only = [
+        "--url",
+        &url,
+        "--only",
+        "resources",
+        "--only",
+        "prompts",
+        "--only",
+        "modern.resources-*",
+        "--only",
+        "modern.prompts-*",
+    ];
+    let (run, report) = check(&only, &target);
+    assert_eq!(run.code, 0, "{}", describe(&report));
+    for era in ["legacy", "modern"] {
+        for capability in ["resources", "prompts"] {
+            let c = report["targets"][0]["coverage"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["capability"] == capability && c["era"] == era)
+                .unwrap();
+            assert_eq!(c["declared"], true, "{capability} {era}: {c}");
+            assert!(
+                c["passed"].as_u64().unwrap() >= 3,
+                "{capability} {era}: {c}"
+            );
+        }
+    }
+    assert!(
+        common::with_status(&report, "FAIL").is_empty(),
+        "{}",
+        describe(&report)
+    );
+}
+
 /// The checks that FAIL or WARN against the correct fixture, whole suite (its 2026-07-28 side
 /// is not complete: these are not what a defect caused). Run once.
 fn baseline() -> &'static Vec<String> {
