@@ -566,7 +566,7 @@ fn python_sdk_features_over_streamable_http() {
                 .unwrap();
             assert_eq!(c["declared"], true, "{capability} {era}: {c}");
             assert!(
-                c["passed"].as_u64().unwrap() >= 3,
+                c["passed"].as_u64().unwrap() >= 2,
                 "{capability} {era}: {c}"
             );
         }
