@@ -1,6 +1,8 @@
 //! What the methods of a capability the server does not declare get (basic/lifecycle.mdx,
 //! Capability Negotiation): reported, never judged, since a server may answer more than it
-//! declares.
+//! declares. They run last in their session: a request for an undeclared method can change how
+//! a server answers later ones (a TypeScript SDK 2.x server then answered server/discover with
+//! an unsupported version as if it were supported).
 
 use futures::FutureExt;
 use serde_json::{json, Value};
@@ -29,7 +31,8 @@ pub fn checks() -> Vec<Check> {
         )
         .quote(words)
         .because(why)
-        .runs_in(RunsIn::Legacy),
+        .runs_in(RunsIn::Legacy)
+        .ends_session(),
         Check::code(
             ids::MODERN_CAPABILITIES_UNDECLARED,
             Level::Info,
@@ -39,7 +42,8 @@ pub fn checks() -> Vec<Check> {
         )
         .quote(words)
         .because(why)
-        .runs_in(RunsIn::Modern),
+        .runs_in(RunsIn::Modern)
+        .ends_session(),
     ]
 }
 
