@@ -122,3 +122,31 @@ fn each_list_without_caching_hints_fails_its_own_check() {
             .contains("page 1: no ttlMs"));
     }
 }
+
+/// The version is judged on every request, whatever came before: a server that serves an
+/// unsupported version once a request got -32601 (as TypeScript SDK 2.x servers do) fails
+/// `modern.unsupported-version`, saying after what.
+#[test]
+fn an_unsupported_version_served_after_an_error_fails() {
+    let only = ["--only", "modern.unsupported-version"];
+    let (run, report) = check(&only, &feature_server(None, "modern"));
+    assert_exit(&run, 0);
+    assert_eq!(
+        find(&report, "modern.unsupported-version")["status"],
+        "PASS"
+    );
+    let (run, report) = check(
+        &only,
+        &feature_server(Some("modern-version-after-error"), "modern"),
+    );
+    assert_caught(&run, &report, &["modern.unsupported-version"]);
+    let actual = find(&report, "modern.unsupported-version")["actual"]
+        .as_str()
+        .unwrap();
+    assert!(
+        actual.starts_with(
+            "after a request for the unknown method no/such/method: server/discover: result"
+        ),
+        "{actual}"
+    );
+}

@@ -74,12 +74,13 @@ fn discovery() -> Vec<Check> {
         Check::code(
             ids::MODERN_UNSUPPORTED_VERSION,
             Level::Must,
-            "server/discover and tools/list with _meta version 1999-01-01 get -32022 with data.supported (strings) and data.requested",
+            "server/discover and tools/list with _meta version 1999-01-01 get -32022 with data.supported (strings) and data.requested, first in a session and again after an unknown method",
             "2026-07-28 basic/versioning.mdx, Protocol Version Negotiation; schema.ts UnsupportedProtocolVersionError",
             |ctx| unsupported_version(ctx).boxed(),
         )
         .quote("If the server does not implement the requested version (whether the version is unknown to the server, or is a known version the server has chosen not to support), it MUST respond with an UnsupportedProtocolVersionError listing the versions it does support:")
-        .runs_in(RunsIn::Modern),
+        .runs_in(RunsIn::Modern)
+        .runs_first(),
     ]
 }
 
@@ -281,56 +282,77 @@ async fn discover_server_info(ctx: &Ctx) -> Outcome {
 
 async fn unsupported_version(ctx: &Ctx) -> Outcome {
     let mut p = step!(ctx.modern_session().await, "the server starts");
-    let meta = modern_meta(BOGUS_VERSION);
     let expected = format!(
         "error -32022 with data.supported (strings, with {VERSION}) and data.requested \
          \"{BOGUS_VERSION}\""
     );
-    let mut seen = Vec::new();
-    for method in [modern::DISCOVER, "tools/list"] {
-        let reply = step!(
-            p.send_request(method, Some(json!({"_meta": meta}))).await,
-            format!("a reply to {method}")
-        );
-        let Some(error) = reply.get("error") else {
-            return Outcome::fail(expected, format!("{method}: {}", describe(&reply)));
-        };
-        let mut problems = Vec::new();
-        let code = error.get("code").and_then(Value::as_i64);
-        if code != Some(modern::UNSUPPORTED_PROTOCOL_VERSION) {
-            problems.push(format!(
-                "code {}",
-                error
-                    .get("code")
-                    .map(short)
-                    .unwrap_or_else(|| "missing".to_owned())
-            ));
-        }
-        match strings(error.pointer("/data/supported")) {
-            Some(v) if v.iter().any(|v| v == VERSION) => {}
-            Some(v) => problems.push(format!(
-                "data.supported {v:?} does not list {VERSION}, which the server accepts"
-            )),
-            None => problems.push("data.supported is not an array of strings".to_owned()),
-        }
-        if error.pointer("/data/requested") != Some(&json!(BOGUS_VERSION)) {
-            problems.push(format!(
-                "data.requested is {}",
-                error
-                    .pointer("/data/requested")
-                    .map(short)
-                    .unwrap_or_else(|| "missing".to_owned())
-            ));
-        }
-        if !problems.is_empty() {
-            return Outcome::fail(
-                expected,
-                format!("{method}: {}: {}", problems.join("; "), short(error)),
+    // First in the session, then after a request it answers with an error: the version is
+    // judged on every request, whatever came before (a server that let an error change it
+    // would answer an unsupported version depending on what its clients sent earlier).
+    for after in [None, Some("no/such/method")] {
+        if let Some(method) = after {
+            let _ = step!(
+                p.request(method, None).await,
+                format!("a reply to {method}")
             );
         }
-        seen.push(method);
+        for method in [modern::DISCOVER, "tools/list"] {
+            let reply = step!(
+                p.send_request(method, Some(json!({"_meta": modern_meta(BOGUS_VERSION)})))
+                    .await,
+                format!("a reply to {method}")
+            );
+            if let Err(problem) = unsupported_problem(&reply) {
+                let when = after.map_or(String::new(), |m| {
+                    format!("after a request for the unknown method {m}: ")
+                });
+                return Outcome::fail(expected, format!("{when}{method}: {problem}"));
+            }
+        }
     }
-    Outcome::pass(format!("-32022 for {}", seen.join(" and ")))
+    Outcome::pass(format!(
+        "-32022 for {} and tools/list, first and after an unknown method",
+        modern::DISCOVER
+    ))
+}
+
+/// What is wrong with `reply` as an UnsupportedProtocolVersionError for [`BOGUS_VERSION`].
+fn unsupported_problem(reply: &Value) -> Result<(), String> {
+    let Some(error) = reply.get("error") else {
+        return Err(describe(reply));
+    };
+    let mut problems = Vec::new();
+    let code = error.get("code").and_then(Value::as_i64);
+    if code != Some(modern::UNSUPPORTED_PROTOCOL_VERSION) {
+        problems.push(format!(
+            "code {}",
+            error
+                .get("code")
+                .map(short)
+                .unwrap_or_else(|| "missing".to_owned())
+        ));
+    }
+    match strings(error.pointer("/data/supported")) {
+        Some(v) if v.iter().any(|v| v == VERSION) => {}
+        Some(v) => problems.push(format!(
+            "data.supported {v:?} does not list {VERSION}, which the server accepts"
+        )),
+        None => problems.push("data.supported is not an array of strings".to_owned()),
+    }
+    if error.pointer("/data/requested") != Some(&json!(BOGUS_VERSION)) {
+        problems.push(format!(
+            "data.requested is {}",
+            error
+                .pointer("/data/requested")
+                .map(short)
+                .unwrap_or_else(|| "missing".to_owned())
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}: {}", problems.join("; "), short(error)))
+    }
 }
 
 async fn result_type(ctx: &Ctx) -> Outcome {
