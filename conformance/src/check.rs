@@ -354,7 +354,7 @@ pub struct TargetReport {
     /// (and failed) by one check, which the checks it blocked name.
     pub findings: Vec<crate::mismatch::Finding>,
     /// Per capability and era the server speaks: declared or not, and what its checks did.
-    pub coverage: Vec<crate::coverage::Coverage>,
+    pub coverage: Vec<Coverage>,
     pub starts: Starts,
     pub duration: Duration,
 }
@@ -367,4 +367,25 @@ impl TargetReport {
             .any(|r| r.status == Status::Fail && !r.expected_failure)
             || !self.stale_expected_failures.is_empty()
     }
+}
+
+/// One capability in one era.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Coverage {
+    /// `tools`, `resources`, `resources.subscribe`, `prompts`, `logging`, `completions`.
+    pub capability: String,
+    /// `legacy` (declared in `initialize`) or `modern` (in `server/discover`).
+    pub era: String,
+    pub declared: bool,
+    /// Checks of it that ran to a verdict (PASS, FAIL, WARN, INFO).
+    pub ran: usize,
+    pub passed: usize,
+    /// FAILs (expected ones included) and WARNs.
+    pub failed: usize,
+    pub info: usize,
+    /// Checks of it that did not run to a verdict: skipped, blocked, not applicable.
+    pub not_run: usize,
+    /// Why they did not, each reason once.
+    pub reasons: Vec<String>,
 }

@@ -4,32 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
-
 use crate::capability::Capability;
-use crate::check::{CheckResult, RunsIn, Status};
+use crate::check::{CheckResult, Coverage, RunsIn, Status};
 use crate::era::{Era, EraReport};
-
-/// One capability in one era.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Coverage {
-    /// `tools`, `resources`, `resources.subscribe`, `prompts`, `logging`, `completions`.
-    pub capability: String,
-    /// `legacy` (declared in `initialize`) or `modern` (in `server/discover`).
-    pub era: String,
-    pub declared: bool,
-    /// Checks of it that ran to a verdict (PASS, FAIL, WARN, INFO).
-    pub ran: usize,
-    pub passed: usize,
-    /// FAILs (expected ones included) and WARNs.
-    pub failed: usize,
-    pub info: usize,
-    /// Checks of it that did not run to a verdict: skipped, blocked, not applicable.
-    pub not_run: usize,
-    /// Why they did not, each reason once.
-    pub reasons: Vec<String>,
-}
 
 /// The coverage of a target whose start-up found `era`, from its `results`: every capability
 /// in every era the server speaks.

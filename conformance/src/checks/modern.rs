@@ -24,7 +24,7 @@ use crate::check::{Level, Outcome, RunsIn};
 use crate::ctx::{Attempt, CallOutcome, Ctx, ToolCall, WithoutMeta, WITHOUT_META};
 use crate::era::{strings, Era};
 use crate::ids;
-use crate::pattern::{describe, short};
+use crate::pattern::{describe, short, Mismatch};
 use crate::probe::{discover_request, modern_meta};
 
 /// The version the modern checks offer, and the one an era probe offers.
@@ -317,9 +317,9 @@ async fn unsupported_version(ctx: &Ctx) -> Outcome {
 }
 
 /// What is wrong with `reply` as an UnsupportedProtocolVersionError for [`BOGUS_VERSION`].
-fn unsupported_problem(reply: &Value) -> Result<(), String> {
+fn unsupported_problem(reply: &Value) -> Result<(), Mismatch> {
     let Some(error) = reply.get("error") else {
-        return Err(describe(reply));
+        return Err(Mismatch(describe(reply)));
     };
     let mut problems = Vec::new();
     let code = error.get("code").and_then(Value::as_i64);
@@ -351,7 +351,11 @@ fn unsupported_problem(reply: &Value) -> Result<(), String> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!("{}: {}", problems.join("; "), short(error)))
+        Err(Mismatch(format!(
+            "{}: {}",
+            problems.join("; "),
+            short(error)
+        )))
     }
 }
 

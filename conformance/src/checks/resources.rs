@@ -20,7 +20,7 @@ use crate::check::{Level, Outcome, RunsIn};
 use crate::ctx::Ctx;
 use crate::era::Era;
 use crate::ids;
-use crate::pattern::{describe, short};
+use crate::pattern::{describe, short, Mismatch};
 use crate::probe::{Got, Probe};
 
 /// A URI no server serves: the unknown-resource checks read it.
@@ -486,15 +486,15 @@ async fn variable_value(
 }
 
 /// `template` (RFC 6570) expanded with `values` for its variables.
-fn expand(template: &str, values: &[(String, String)]) -> Result<String, String> {
-    let parsed = UriTemplateStr::new(template).map_err(|e| e.to_string())?;
+fn expand(template: &str, values: &[(String, String)]) -> Result<String, Mismatch> {
+    let parsed = UriTemplateStr::new(template).map_err(|e| Mismatch(e.to_string()))?;
     let mut context = SimpleContext::new();
     for (name, value) in values {
         context.insert(name.as_str(), value.as_str());
     }
     let expanded = parsed
         .expand::<UriSpec, _>(&context)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Mismatch(e.to_string()))?;
     Ok(expanded.to_string())
 }
 
@@ -650,8 +650,8 @@ fn judge_unknown(era: Era, reply: &Value) -> Outcome {
 // ---------------------------------------------------------------------------------------------
 
 /// The template's variables in order, or why it is not an RFC 6570 template.
-pub(crate) fn template_variables(template: &str) -> Result<Vec<String>, String> {
-    let parsed = UriTemplateStr::new(template).map_err(|e| e.to_string())?;
+pub(crate) fn template_variables(template: &str) -> Result<Vec<String>, Mismatch> {
+    let parsed = UriTemplateStr::new(template).map_err(|e| Mismatch(e.to_string()))?;
     Ok(parsed.variables().map(|v| v.as_str().to_owned()).collect())
 }
 

@@ -193,7 +193,7 @@ fn coverage(out: &mut String, report: &TargetReport, paint: Paint) {
 }
 
 /// How a declared capability's checks went.
-fn declared_text(c: &crate::coverage::Coverage) -> String {
+fn declared_text(c: &crate::check::Coverage) -> String {
     let verdicts: Vec<String> = [
         (c.passed, "passed"),
         (c.failed, "failed or warned"),

@@ -11,6 +11,7 @@ use super::wire::{modern_post, seen, Ask, Wire};
 use crate::check::Outcome;
 use crate::checks::step;
 use crate::ctx::Ctx;
+use crate::pattern::Mismatch;
 use crate::transport::http::reply::Reply;
 
 /// A protocol version no server implements.
@@ -96,7 +97,7 @@ pub async fn header_mismatch(ctx: &Ctx) -> Outcome {
 }
 
 /// Is `reply` `status` with a JSON-RPC error `code`? Else what came instead.
-fn status_with_code(reply: &Reply, status: u16, code: i64) -> Result<(), String> {
+fn status_with_code(reply: &Reply, status: u16, code: i64) -> Result<(), Mismatch> {
     let codes: Vec<i64> = reply
         .messages()
         .iter()
@@ -105,7 +106,7 @@ fn status_with_code(reply: &Reply, status: u16, code: i64) -> Result<(), String>
     if reply.status == status && codes.contains(&code) {
         Ok(())
     } else {
-        Err(seen(reply))
+        Err(Mismatch(seen(reply)))
     }
 }
 
