@@ -6,8 +6,11 @@ use std::collections::HashSet;
 
 use serde_json::{json, Value};
 
-use super::StepError;
-use crate::pattern::short;
+use super::{step, StepError};
+use crate::check::Outcome;
+use crate::ctx::Ctx;
+use crate::era::Era;
+use crate::pattern::{describe, short};
 use crate::probe::Probe;
 
 /// The pages a list is followed for before the harness stops (and says so).
@@ -73,4 +76,17 @@ pub(crate) async fn list(p: &mut Probe, method: &str, key: &str) -> Result<Liste
         "{method}: more than {MAX_PAGES} pages (not followed further)"
     ));
     Ok(listed)
+}
+
+/// `method` with a cursor the server never issued, in a session of `era`: -32602 is the page's
+/// SHOULD (`server/utilities/pagination.mdx`, Error Handling: "Invalid cursors SHOULD result in
+/// an error with code -32602 (Invalid params).").
+pub(crate) async fn invalid_cursor(ctx: &Ctx, era: Era, method: &str) -> Outcome {
+    let mut p = step!(ctx.session(era).await, "a session");
+    let params = json!({"cursor": "mcp-conformance-no-such-cursor"});
+    let reply = step!(p.request(method, Some(params)).await, "a reply");
+    match reply.pointer("/error/code").and_then(Value::as_i64) {
+        Some(-32602) => Outcome::pass("-32602"),
+        _ => Outcome::fail("error -32602", describe(&reply)),
+    }
 }

@@ -145,19 +145,7 @@ fn prompt_shape(prompt: &Value, path: &str, problems: &mut Problems) {
 }
 
 async fn invalid_cursor(ctx: &Ctx, era: Era) -> Outcome {
-    let mut p = step!(ctx.session(era).await, "a session");
-    let reply = step!(
-        p.request(
-            "prompts/list",
-            Some(json!({"cursor": "mcp-conformance-no-such-cursor"}))
-        )
-        .await,
-        "a reply"
-    );
-    match reply.pointer("/error/code").and_then(Value::as_i64) {
-        Some(-32602) => Outcome::pass("-32602"),
-        _ => Outcome::fail("error -32602", describe(&reply)),
-    }
+    super::pages::invalid_cursor(ctx, era, "prompts/list").await
 }
 
 /// The listed prompts (as far as the pages were followed: a loop is `list_shape`'s finding).

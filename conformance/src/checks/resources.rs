@@ -341,19 +341,7 @@ async fn templates_shape(ctx: &Ctx, era: Era) -> Outcome {
 }
 
 async fn invalid_cursor(ctx: &Ctx, era: Era) -> Outcome {
-    let mut p = step!(ctx.session(era).await, "a session");
-    let reply = step!(
-        p.request(
-            "resources/list",
-            Some(json!({"cursor": "mcp-conformance-no-such-cursor"}))
-        )
-        .await,
-        "a reply"
-    );
-    match reply.pointer("/error/code").and_then(Value::as_i64) {
-        Some(-32602) => Outcome::pass("-32602"),
-        _ => Outcome::fail("error -32602", describe(&reply)),
-    }
+    super::pages::invalid_cursor(ctx, era, "resources/list").await
 }
 
 /// Why `uri` is not a URI of RFC 3986 (absolute, with a scheme), if it is not one.

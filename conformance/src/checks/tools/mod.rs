@@ -166,19 +166,7 @@ async fn names_valid(ctx: &Ctx) -> Outcome {
 }
 
 async fn invalid_cursor(ctx: &Ctx) -> Outcome {
-    let mut p = step!(ctx.ready().await, "a complete handshake");
-    let reply = step!(
-        p.request(
-            "tools/list",
-            Some(json!({"cursor": "mcp-conformance-no-such-cursor"}))
-        )
-        .await,
-        "a reply"
-    );
-    match reply.pointer("/error/code").and_then(Value::as_i64) {
-        Some(-32602) => Outcome::pass("-32602"),
-        _ => Outcome::fail("error -32602", short(&reply)),
-    }
+    super::pages::invalid_cursor(ctx, Era::Legacy, "tools/list").await
 }
 
 async fn unknown_tool(ctx: &Ctx) -> Outcome {
