@@ -191,6 +191,7 @@ check_ids! {
     MODERN_PROMPTS_LIST_CACHEABLE = "modern.prompts-list-cacheable",
     MODERN_RESOURCES_LIST_CACHEABLE = "modern.resources-list-cacheable",
     MODERN_RESOURCE_TEMPLATES_LIST_CACHEABLE = "modern.resource-templates-list-cacheable",
+    MODERN_RESOURCES_READ_CACHEABLE = "modern.resources-read-cacheable",
 
     LOGGING_MESSAGE_SHAPE = "logging.message-shape",
     LOGGING_MESSAGE_DECLARED = "logging.message-declared",

@@ -163,9 +163,10 @@ const BUGS: &[(&str, Verdicts, &str)] = &[
     ),
     (
         "prompts-cursor-loop",
+        // Reported, not failed: no sentence requires pages to end.
         &[
-            ("prompts.list-shape", "FAIL"),
-            ("modern.prompts-list-shape", "FAIL"),
+            ("prompts.list-shape", "INFO"),
+            ("modern.prompts-list-shape", "INFO"),
         ],
         "nextCursor \"page-0\" was issued before: the pages loop",
     ),
@@ -266,13 +267,20 @@ fn each_bug_is_caught_by_its_check_alone_in_each_era() {
         );
         let (first, verdict) = changed[0];
         let c = find(report, first);
-        let said = c["actual"].as_str().unwrap_or_default();
+        let said = c["actual"]
+            .as_str()
+            .or(c["detail"].as_str())
+            .unwrap_or_default();
         assert!(
             said.contains(actual),
             "--bug {bug}: {first} says {said:?}\n{}",
             run.context()
         );
-        assert!(c["expected"].is_string(), "{}", run.context());
+        assert!(
+            c["expected"].is_string() || verdict == "INFO",
+            "{}",
+            run.context()
+        );
         // A MUST's FAIL fails the run; a SHOULD's WARN does not under the generic profile.
         assert_exit(run, i32::from(verdict == "FAIL"));
     }

@@ -90,3 +90,26 @@ pub(crate) async fn invalid_cursor(ctx: &Ctx, era: Era, method: &str) -> Outcome
         _ => Outcome::fail("error -32602", describe(&reply)),
     }
 }
+
+impl Listed {
+    /// A list check's verdict from the `problems` its items have (`expected`: what well-formed
+    /// items are): a FAIL if any; else, if following stopped short (a loop, too many pages),
+    /// what was seen, reported: no sentence requires pages to end ("Servers SHOULD provide
+    /// stable cursors" is about cursors staying valid); else a PASS naming how many `noun`s.
+    pub(crate) fn verdict(&self, noun: &str, expected: &str, problems: Vec<String>) -> Outcome {
+        let seen = format!(
+            "{} {noun}(s) on {} page(s)",
+            self.items.len(),
+            self.pages.len()
+        );
+        match (problems.is_empty(), &self.stopped) {
+            (false, stopped) => {
+                let mut found = problems;
+                found.extend(stopped.iter().cloned());
+                Outcome::fail(expected, found.join("\n"))
+            }
+            (true, Some(why)) => Outcome::Observed(format!("{seen}, each well formed; {why}")),
+            (true, None) => Outcome::pass(seen),
+        }
+    }
+}

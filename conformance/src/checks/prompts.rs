@@ -102,21 +102,11 @@ async fn list_shape(ctx: &Ctx, era: Era) -> Outcome {
     for (i, prompt) in listed.items.iter().enumerate() {
         prompt_shape(prompt, &format!("prompts[{i}]"), &mut problems);
     }
-    if let Some(why) = &listed.stopped {
-        problems.push("pages", why);
-    }
-    if problems.is_empty() {
-        Outcome::pass(format!(
-            "{} prompt(s) on {} page(s)",
-            listed.items.len(),
-            listed.pages.len()
-        ))
-    } else {
-        Outcome::fail(
-            "prompts of schema.ts's Prompt type, on pages that end",
-            problems.join(),
-        )
-    }
+    listed.verdict(
+        "prompt",
+        "prompts of schema.ts's Prompt type",
+        problems.into_vec(),
+    )
 }
 
 /// Adds every way `prompt` departs from `schema.ts` Prompt.

@@ -307,20 +307,8 @@ fn template_problems(template: &Value) -> Vec<String> {
 
 /// The list's verdict: its items' problems and where following its pages stopped.
 fn judge_list(listed: &Listed, noun: &str, problems: impl Fn(&Value) -> Vec<String>) -> Outcome {
-    let mut found: Vec<String> = listed.stopped.iter().cloned().collect();
-    found.extend(listed.items.iter().flat_map(problems));
-    if found.is_empty() {
-        Outcome::pass(format!(
-            "{} {noun}(s) on {} page(s)",
-            listed.items.len(),
-            listed.pages.len()
-        ))
-    } else {
-        Outcome::fail(
-            format!("well-formed {noun}s, pages that end"),
-            found.join("\n"),
-        )
-    }
+    let found: Vec<String> = listed.items.iter().flat_map(problems).collect();
+    listed.verdict(noun, &format!("well-formed {noun}s"), found)
 }
 
 async fn list_shape(ctx: &Ctx, era: Era) -> Outcome {

@@ -55,6 +55,11 @@ impl Problems {
         self.0.is_empty()
     }
 
+    /// Every problem, in the order found.
+    pub(crate) fn into_vec(self) -> Vec<String> {
+        self.0
+    }
+
     /// One problem a line, for a report.
     pub(crate) fn join(&self) -> String {
         self.0.join("\n")

@@ -84,13 +84,9 @@ pub fn checks() -> Vec<Check> {
 }
 
 /// Every page of `tools/list`, following `nextCursor` (see [`super::pages`]): the `result`
-/// objects. A loop or too many pages is an error here.
+/// objects, as far as they were followed (a loop is `tools.list-shape`'s to report).
 pub(crate) async fn list_pages(p: &mut Probe) -> Result<Vec<Value>, StepError> {
-    let listed = super::pages::list(p, "tools/list", "tools").await?;
-    match listed.stopped {
-        Some(why) => Err(StepError::Answer(why)),
-        None => Ok(listed.pages),
-    }
+    Ok(super::pages::list(p, "tools/list", "tools").await?.pages)
 }
 
 /// The tools of all pages.
@@ -110,9 +106,12 @@ async fn list_all(p: &mut Probe) -> Result<Vec<Value>, StepError> {
 
 async fn list_shape(ctx: &Ctx) -> Outcome {
     let mut p = step!(ctx.ready().await, "a complete handshake");
-    let tools = step!(list_all(&mut p).await, "a tools/list result");
+    let listed = step!(
+        super::pages::list(&mut p, "tools/list", "tools").await,
+        "a tools/list result"
+    );
     let mut problems = Vec::new();
-    for t in &tools {
+    for t in &listed.items {
         let Some(name) = t.get("name").and_then(Value::as_str) else {
             problems.push(format!("a tool without a string name: {}", short(t)));
             continue;
@@ -126,11 +125,7 @@ async fn list_shape(ctx: &Ctx) -> Outcome {
             None => problems.push(format!("{name}: no inputSchema")),
         }
     }
-    if problems.is_empty() {
-        Outcome::pass(format!("{} tool(s)", tools.len()))
-    } else {
-        Outcome::fail("valid tool definitions", problems.join("\n"))
-    }
+    listed.verdict("tool", "valid tool definitions", problems)
 }
 
 fn name_ok(name: &str) -> bool {
