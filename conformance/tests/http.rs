@@ -485,19 +485,14 @@ fn interop_python() -> Option<std::path::PathBuf> {
     sdk2.then_some(python)
 }
 
-/// The Python SDK's Streamable HTTP server (both eras): every http.* check passes.
-#[test]
-fn python_sdk_over_streamable_http() {
-    let Some(python) = interop_python() else {
-        eprintln!("skipped: the interop venv with the mcp 2.x SDK is not installed");
-        return;
-    };
+/// The URL `tests/fixtures/py_http_server.py` will listen at on a free loopback port, and the
+/// command that starts it with `python`.
+fn python_http_fixture(python: &std::path::Path) -> (String, Vec<String>) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_http_server.py");
     let target = vec![
@@ -505,6 +500,17 @@ fn python_sdk_over_streamable_http() {
         script.display().to_string(),
         port.to_string(),
     ];
+    (format!("http://127.0.0.1:{port}/mcp"), target)
+}
+
+/// The Python SDK's Streamable HTTP server (both eras): every http.* check passes.
+#[test]
+fn python_sdk_over_streamable_http() {
+    let Some(python) = interop_python() else {
+        eprintln!("skipped: the interop venv with the mcp 2.x SDK is not installed");
+        return;
+    };
+    let (url, target) = python_http_fixture(&python);
     let (run, report) = check(&["--url", &url, "--only", "http"], &target);
     assert_eq!(
         report["targets"][0]["startError"],
@@ -529,19 +535,7 @@ fn python_sdk_features_over_streamable_http() {
         eprintln!("skipped: the interop venv with the mcp 2.x SDK is not installed");
         return;
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_http_server.py");
-    let target = vec![
-        python.display().to_string(),
-        script.display().to_string(),
-        port.to_string(),
-    ];
+    let (url, target) = python_http_fixture(&python);
     let only = [
         "--url",
         &url,

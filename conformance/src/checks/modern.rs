@@ -18,7 +18,7 @@ use mcp_protocol::mcp::{modern, ProtocolVersion};
 use serde_json::{json, Value};
 
 use super::step;
-use super::tools::{list_pages, tool_calls};
+use super::tools::{list_pages, server_requests, tool_calls};
 use crate::catalog::Check;
 use crate::check::{Level, Outcome, RunsIn};
 use crate::ctx::{Attempt, CallOutcome, Ctx, ToolCall, WithoutMeta, WITHOUT_META};
@@ -560,17 +560,7 @@ async fn no_server_requests(ctx: &Ctx) -> Outcome {
         );
     }
     let calls = tool_calls(ctx, Era::Modern).await;
-    let mut requests: Vec<String> = p
-        .inbox()
-        .received()
-        .iter()
-        .flat_map(|v| match v {
-            Value::Array(items) => items.clone(),
-            other => vec![other.clone()],
-        })
-        .filter(|v| v.get("method").is_some() && v.get("id").is_some())
-        .map(|v| short(&v))
-        .collect();
+    let mut requests = server_requests(&p);
     requests.extend(calls.server_requests.iter().cloned());
     if requests.is_empty() {
         Outcome::pass(format!(

@@ -152,7 +152,7 @@ pub(crate) fn is_safe(tool: &Value) -> bool {
 }
 
 /// The JSON-RPC requests (objects with a method and an id) the server wrote, in short.
-fn server_requests(p: &Probe) -> Vec<String> {
+pub(crate) fn server_requests(p: &Probe) -> Vec<String> {
     p.inbox()
         .received()
         .iter()

@@ -29,7 +29,7 @@ use crate::era::Era;
 use crate::ids;
 use crate::pattern::short;
 use crate::probe::Probe;
-pub(crate) use calls::{not_judged, observed as tool_calls};
+pub(crate) use calls::{not_judged, observed as tool_calls, server_requests};
 
 pub fn checks() -> Vec<Check> {
     let mut checks = vec![
