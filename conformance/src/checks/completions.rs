@@ -5,7 +5,8 @@
 use futures::FutureExt;
 use serde_json::{json, Value};
 
-use super::resources::{items, template_variables, templates, About, Templates};
+use super::resources::{items, template_variables, templates, Templates};
+use super::twins::About;
 use crate::capability::Capability;
 use crate::catalog::Check;
 use crate::check::{Level, Outcome};

@@ -13,10 +13,11 @@ use iri_string::types::UriStr;
 use serde_json::{json, Value};
 
 use super::pages::{self, Listed};
+use super::twins::About;
 use super::{step, StepError};
 use crate::capability::Capability;
-use crate::catalog::{Check, CheckFn};
-use crate::check::{Level, Outcome, RunsIn};
+use crate::catalog::Check;
+use crate::check::{Level, Outcome};
 use crate::ctx::Ctx;
 use crate::era::Era;
 use crate::ids;
@@ -94,42 +95,6 @@ pub fn checks() -> Vec<Check> {
         .modern()
         .needs(Capability::ResourceSubscribe, modern),
     ]
-}
-
-/// What a check says of itself; a check of both eras declares the same words twice, its
-/// citation naming the page of the era it runs in.
-pub(crate) struct About {
-    pub level: Level,
-    /// What the server does.
-    pub what: &'static str,
-    /// The page, without its version: `server/resources.mdx`.
-    pub page: &'static str,
-    pub section: &'static str,
-    pub quote: &'static str,
-    pub because: &'static str,
-}
-
-impl About {
-    /// The check in `era`'s shared session, judged where the server declares `capability`
-    /// there.
-    pub(crate) fn declare(
-        &self,
-        id: ids::CheckId,
-        era: Era,
-        capability: Capability,
-        f: CheckFn,
-    ) -> Check {
-        let (version, runs_in) = match era {
-            Era::Legacy => ("2025-11-25", RunsIn::Legacy),
-            Era::Modern => ("2026-07-28", RunsIn::Modern),
-        };
-        let spec = format!("{version} {}, {}", self.page, self.section);
-        Check::code(id, self.level, self.what, &spec, f)
-            .quote(self.quote)
-            .because(self.because)
-            .runs_in(runs_in)
-            .needs(capability, era)
-    }
 }
 
 const PAGE: &str = "server/resources.mdx";
