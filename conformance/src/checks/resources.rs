@@ -101,11 +101,11 @@ const PAGE: &str = "server/resources.mdx";
 
 const LIST: About = About {
     level: Level::Must,
-    what: "resources/list returns resources with string uri and name (title, description, mimeType strings and size a number where present); every page followed, a cursor loop is a failure",
+    what: "resources/list returns resources with string uri and name (title, description, mimeType strings and size a number where present); every page followed (a cursor that repeats is reported, not followed again)",
     page: PAGE,
     section: "Listing Resources; schema.ts ListResourcesResult, Resource",
     quote: "schema.ts: ListResourcesResult { resources: Resource[] }; Resource { uri: string; name: string; title?: string; description?: string; mimeType?: string; size?: number }",
-    because: "required and typed fields of the schema; a list whose pages never end cannot be read",
+    because: "required and typed fields of the schema; no sentence requires pages to end, so a loop is reported (INFO)",
 };
 
 const TEMPLATES: About = About {
