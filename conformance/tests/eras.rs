@@ -9,21 +9,10 @@
 mod common;
 
 use common::{
-    assert_caught, assert_clean, assert_exit, assert_status, check, checks, find, run, status,
-    with_status, Fixture, Run, TempDir,
+    assert_caught, assert_clean, assert_exit, assert_status, check, checks, find, in_parallel, run,
+    status, with_status, Fixture, TempDir,
 };
 use serde_json::{json, Value};
-
-/// Runs `jobs` at once, each a harness run (`check`'s options and target), in order.
-fn in_parallel(jobs: Vec<(Vec<&str>, Vec<String>)>) -> Vec<(Run, Value)> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .iter()
-            .map(|(options, target)| s.spawn(move || check(options, target)))
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
-}
 
 /// The ids of the first target's checks in `area`.
 fn area_ids<'a>(report: &'a Value, area: &str) -> Vec<&'a str> {

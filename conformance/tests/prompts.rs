@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{assert_exit, check, checks, echo_server, feature_server, find, status, Run};
+use common::{assert_exit, check, checks, echo_server, feature_server, find, in_parallel, status};
 use serde_json::Value;
 
 /// The legacy checks, then the modern ones (report order).
@@ -38,17 +38,6 @@ fn only() -> Vec<&'static str> {
         .chain(MODERN)
         .flat_map(|id| ["--only", *id])
         .collect()
-}
-
-/// Runs `jobs` at once (each `check`'s options and target), in order.
-fn in_parallel(jobs: Vec<(Vec<&str>, Vec<String>)>) -> Vec<(Run, Value)> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .iter()
-            .map(|(options, target)| s.spawn(move || check(options, target)))
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
 }
 
 /// The id and status of every check of the run, in report order.

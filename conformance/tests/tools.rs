@@ -7,9 +7,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{check, checks, describe, find, status, Run, TempDir};
+use common::{check, checks, describe, feature_server_with, find, status, Run, TempDir};
 use serde_json::Value;
 
 /// Every check of the tools family that judges something (not the INFO `tools.unknown-tool`).
@@ -42,25 +40,11 @@ const RESULTS: [&str; 7] = [
     "modern.tools-errors-in-result",
 ];
 
-fn fixture(args: &[&str]) -> Vec<String> {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("fixtures")
-        .join("feature_server.py");
-    let mut cmd = vec![
-        "python3".to_owned(),
-        "-S".to_owned(),
-        script.display().to_string(),
-    ];
-    cmd.extend(args.iter().map(|a| (*a).to_owned()));
-    cmd
-}
-
 /// The tool checks (and the modern ones) against the fixture with `server_args`.
 fn run_tools(options: &[&str], server_args: &[&str]) -> (Run, Value) {
     let mut opts = vec!["--only", "tools.*", "--only", "modern.*"];
     opts.extend_from_slice(options);
-    check(&opts, &fixture(server_args))
+    check(&opts, &feature_server_with(server_args))
 }
 
 fn all(ids: &[&'static str]) -> Vec<&'static str> {

@@ -50,6 +50,15 @@ pub fn fixture_script() -> PathBuf {
 /// `tests/fixtures/feature_server.py` (every server feature, both eras) in `era` (`legacy`,
 /// `modern` or `dual`), correct or with one `--bug`.
 pub fn feature_server(bug: Option<&str>, era: &str) -> Vec<String> {
+    let mut args = vec!["--era", era];
+    if let Some(bug) = bug {
+        args.extend(["--bug", bug]);
+    }
+    feature_server_with(&args)
+}
+
+/// `python3 -S tests/fixtures/feature_server.py ARGS` (dual-era unless `--era` says otherwise).
+pub fn feature_server_with(args: &[&str]) -> Vec<String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join("fixtures")
@@ -59,13 +68,20 @@ pub fn feature_server(bug: Option<&str>, era: &str) -> Vec<String> {
         "python3".to_owned(),
         "-S".to_owned(),
         script.display().to_string(),
-        "--era".to_owned(),
-        era.to_owned(),
     ];
-    if let Some(bug) = bug {
-        cmd.extend(["--bug".to_owned(), bug.to_owned()]);
-    }
+    cmd.extend(args.iter().map(|a| (*a).to_owned()));
     cmd
+}
+
+/// Runs `jobs` at once, each a harness run (`check`'s options and target): the runs, in order.
+pub fn in_parallel(jobs: Vec<(Vec<&str>, Vec<String>)>) -> Vec<(Run, Value)> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|(options, target)| s.spawn(move || check(options, target)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
 }
 
 /// The fixture server's command line: correct, or with one `--bug`; legacy unless `era`.
