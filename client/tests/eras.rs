@@ -557,30 +557,42 @@ async fn missing_client_capability_is_modern_and_not_a_fallback() {
     fake.expect_silence(Duration::from_millis(200)).await;
 }
 
+/// A legacy server may answer a method it does not know with any result: the official suite's
+/// `initialize` scenario answers `{}`. Only a `DiscoverResult` means modern, so anything else
+/// falls back to `initialize`.
 #[tokio::test]
-async fn a_malformed_discover_result_is_an_invalid_result() {
-    let (client, mut fake) = fake_server(quick_options());
+async fn a_result_that_is_not_a_discover_result_falls_back_to_initialize() {
+    for not_discover in [
+        json!({}),
+        json!({"resultType": "complete", "capabilities": {}}),
+        json!({"supportedVersions": "2026-07-28", "capabilities": {}}),
+    ] {
+        let (client, mut fake) = fake_server(quick_options());
+        let connect = spawn_connect(&client);
+        let probe = fake.expect_request("server/discover").await;
+        fake.reply(&probe["id"], not_discover.clone()).await;
+        let init = fake.expect_request("initialize").await;
+        fake.reply(&init["id"], init_result("2025-11-25")).await;
+        assert_eq!(fake.recv().await["method"], "notifications/initialized");
+        let connected = within("connect", connect).await.unwrap().unwrap();
+        assert_eq!(connected.era(), Era::Legacy, "{not_discover}");
+    }
+}
+
+#[tokio::test]
+async fn a_result_that_is_not_a_discover_result_is_not_modern_when_modern_is_required() {
+    let (client, mut fake) = fake_server(modern_options());
     let connect = spawn_connect(&client);
     let probe = fake.expect_request("server/discover").await;
-    fake.reply(
-        &probe["id"],
-        json!({"resultType": "complete", "capabilities": {}}),
-    )
-    .await;
+    fake.reply(&probe["id"], json!({})).await;
     match within("connect", connect).await.unwrap() {
-        Err(ClientError::InvalidResult { method, reason }) => {
-            assert_eq!(method, "server/discover");
+        Err(ClientError::NotModern { reason }) => {
+            assert!(reason.contains("not a DiscoverResult"), "{reason}");
             assert!(reason.contains("supportedVersions"), "{reason}");
         }
-        other => panic!("expected InvalidResult, got {other:?}"),
+        other => panic!("expected NotModern, got {other:?}"),
     }
     fake.expect_silence(Duration::from_millis(200)).await;
-    // The state is new again: connect may be retried.
-    assert_eq!(client.state(), State::New);
-    let retry = spawn_connect(&client);
-    fake.discover().await;
-    let connected = within("retry", retry).await.unwrap().unwrap();
-    assert_eq!(connected.era(), Era::Modern);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -93,15 +93,16 @@ impl Client {
     /// * [`EraChoice::Auto`] (default): probe with `server/discover`, carrying modern `_meta`,
     ///   bounded by [`ClientOptions::probe_timeout`](crate::ClientOptions::probe_timeout).
     ///   - A `DiscoverResult` → modern: the connection is ready at once
-    ///     ([`Connected::Modern`]). A result that is not a `DiscoverResult` is
-    ///     [`ClientError::InvalidResult`] (only modern servers know the method).
+    ///     ([`Connected::Modern`]). A result that is not a `DiscoverResult` (a legacy
+    ///     server answering `{}` to any method it does not know) means legacy, below.
     ///   - A recognized modern error (`UnsupportedProtocolVersionError`, -32022 with
     ///     `data.supported`; `MissingRequiredClientCapabilityError`, -32021 with
     ///     `data.requiredCapabilities`) → modern, never a fallback: the probe is retried with
     ///     another modern version of this client that the server lists, else
     ///     [`ClientError::UnsupportedModernVersion`] (or the -32021 as
     ///     [`ClientError::Server`]).
-    ///   - Any other error, whatever its code, or no reply within the probe timeout → legacy:
+    ///   - Any other error, whatever its code, any other result, or no reply within the probe
+    ///     timeout → legacy:
     ///     `initialize` then `notifications/initialized` ([`Connected::Legacy`]). A late reply
     ///     to the probe is dropped as an unknown id.
     /// * [`EraChoice::Legacy`]: no probe; `initialize` then `notifications/initialized`.
@@ -222,11 +223,17 @@ impl Client {
                     result_type,
                 });
             }
-            let discover =
-                DiscoverResult::from_value(value).map_err(|reason| ClientError::InvalidResult {
-                    method: modern::DISCOVER.to_owned(),
-                    reason,
-                })?;
+            // Only a `DiscoverResult` means modern: a legacy server that answers an unknown
+            // pre-`initialize` request with any other result (`{}`, say) is legacy, like one
+            // that answers with an error (`stdio.mdx`, "Backward Compatibility").
+            let discover = match DiscoverResult::from_value(value) {
+                Ok(discover) => discover,
+                Err(reason) => {
+                    return Ok(Err(format!(
+                        "server/discover returned a result that is not a DiscoverResult ({reason})"
+                    )))
+                }
+            };
             let Some(chosen) = discover.common_version() else {
                 return Err(unsupported_modern(version, discover.supported_versions));
             };
