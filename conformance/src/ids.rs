@@ -202,3 +202,36 @@ check_ids! {
     PROGRESS_STOPS_AFTER_RESPONSE = "progress.stops-after-response",
     CAPABILITIES_NEGOTIATED_REQUESTS = "capabilities.negotiated-requests",
 }
+
+/// The client checks' ids (`mcp-conformance client` and `observe`), one table of their own: they
+/// judge the other side, and a test holds this table to their catalogue.
+pub mod client {
+    use super::CheckId;
+
+    check_ids! {
+        INITIALIZE_FIRST = "client.initialize-first",
+        INITIALIZE_SHAPE = "client.initialize-shape",
+        INITIALIZED_SENT = "client.initialized-sent",
+        REQUESTS_BEFORE_INITIALIZED = "client.requests-before-initialized",
+        UNSUPPORTED_VERSION_DISCONNECT = "client.unsupported-version-disconnect",
+        DISCOVER_FALLBACK = "client.discover-fallback",
+        JSONRPC_SHAPE = "client.jsonrpc-shape",
+        IDS_UNIQUE = "client.ids-unique",
+        PING_ANSWERED = "client.ping-answered",
+        SERVER_REQUESTS_ANSWERED = "client.server-requests-answered",
+        NEGOTIATED_CAPABILITIES = "client.negotiated-capabilities",
+        PROGRESS_TOKENS_UNIQUE = "client.progress-tokens-unique",
+        CANCEL_ON_TIMEOUT = "client.cancel-on-timeout",
+        INITIALIZE_NOT_CANCELLED = "client.initialize-not-cancelled",
+        MODERN_META = "client.modern-meta",
+        MODERN_VERSION_RETRY = "client.modern-version-retry",
+        STDIO_FRAMING = "client.stdio-framing",
+        STDIO_SHUTDOWN = "client.stdio-shutdown",
+        HTTP_ACCEPT = "client.http-accept",
+        HTTP_PROTOCOL_VERSION_HEADER = "client.http-protocol-version-header",
+        HTTP_SESSION_ID = "client.http-session-id",
+        HTTP_SESSION_EXPIRED = "client.http-session-expired",
+        HTTP_DELETE = "client.http-delete",
+        HTTP_MODERN_HEADERS = "client.http-modern-headers",
+    }
+}

@@ -26,6 +26,7 @@ mod catalog;
 mod check;
 mod checks;
 pub mod cli;
+mod clients;
 mod config;
 mod coverage;
 mod ctx;

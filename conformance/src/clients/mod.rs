@@ -1,0 +1,13 @@
+//! Judging the other side: MCP clients and hosts.
+//!
+//! * `timeline`: what happened between a client and a server, in order (the evidence);
+//! * `scenario`: the scenarios `client` mode plays; `script`: the scripted server of a
+//!   scenario, sans-I/O;
+//! * `judge`: a client check and how its verdicts over several sessions become one result;
+//!   `checks`: the client checks, each citing its sentence at its level.
+
+pub(crate) mod checks;
+pub(crate) mod judge;
+pub(crate) mod scenario;
+pub(crate) mod script;
+pub(crate) mod timeline;
