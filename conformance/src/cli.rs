@@ -200,6 +200,21 @@ pub fn main() -> ExitCode {
             "the benchmark is now `mcp-bench` (same options): cargo install --locked --path bench",
         ));
     }
+    match std::env::args_os().nth(1) {
+        Some(a) if a == "client" => {
+            let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+            args.insert(0, "mcp-conformance client".into());
+            return crate::clients::cli::main(args);
+        }
+        // The relay a stdio client spawns in `client` mode (not in --help: run by the harness).
+        Some(a) if a == "__relay" => {
+            let Some(socket) = std::env::args_os().nth(2) else {
+                return ExitCode::from(usage("__relay needs the harness's socket path"));
+            };
+            return ExitCode::from(crate::clients::relay::main(std::path::Path::new(&socket)));
+        }
+        _ => {}
+    }
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

@@ -7,7 +7,14 @@
 //!   `checks`: the client checks, each citing its sentence at its level.
 
 pub(crate) mod checks;
+pub(crate) mod cli;
+pub(crate) mod http;
 pub(crate) mod judge;
+pub(crate) mod live;
+pub(crate) mod process;
+pub mod relay;
+pub(crate) mod run;
 pub(crate) mod scenario;
 pub(crate) mod script;
+pub(crate) mod stdio;
 pub(crate) mod timeline;

@@ -94,6 +94,9 @@ impl Script {
                 {
                     self.expired_once = true;
                     self.initialized = false;
+                    // The session is gone: what waited for a way to its client goes with it.
+                    self.queued.clear();
+                    self.asked.clear();
                     step.expire = true;
                     return step;
                 }

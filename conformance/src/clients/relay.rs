@@ -1,0 +1,227 @@
+//! The relay: the "server" a stdio client spawns in `client` mode. The client is given the
+//! path of a tiny script that `exec`s `mcp-conformance __relay SOCKET`, so the process the
+//! client talks to (and signals) is this one. It moves bytes between its stdin/stdout and the
+//! harness's Unix socket, and tells the harness what only the server process can see: stdin
+//! closing and the signals it gets. It behaves like a good server: on stdin EOF it exits 0,
+//! on SIGTERM/SIGINT/SIGHUP it exits 128 + the signal's number.
+//!
+//! Relay → harness: JSON lines, [`Report`]. Harness → relay: the raw bytes for stdout.
+
+use std::path::Path;
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::mpsc;
+
+use super::timeline::Signal;
+
+/// Bytes read from stdin per report.
+const CHUNK: usize = 64 * 1024;
+
+/// One line the relay sends the harness.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Report {
+    /// Bytes the client wrote to the relay's stdin, base64.
+    Stdin(String),
+    /// The client closed the relay's stdin.
+    Eof(bool),
+    /// The relay got this signal (`SIGTERM`, `SIGINT`, `SIGHUP`).
+    Signal(String),
+    /// The relay exits with this code now.
+    Exit(i32),
+}
+
+/// A report with the wall-clock time (microseconds since the epoch) the relay saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Line {
+    #[serde(flatten)]
+    pub(crate) report: Report,
+    pub(crate) t: u64,
+}
+
+impl Report {
+    pub(crate) fn stdin_bytes(&self) -> Option<Vec<u8>> {
+        match self {
+            Report::Stdin(b64) => base64::engine::general_purpose::STANDARD.decode(b64).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// The signal named in a report.
+pub(crate) fn signal_named(name: &str) -> Option<Signal> {
+    [Signal::Term, Signal::Int, Signal::Hup]
+        .into_iter()
+        .find(|s| s.name() == name)
+}
+
+/// `mcp-conformance __relay SOCKET`: runs until stdin ends, a signal comes, or the harness
+/// goes; returns the exit code.
+pub fn main(socket: &Path) -> u8 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp-conformance relay: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    let code = runtime.block_on(relay(socket));
+    // The stdin reader may be parked in a blocking read: do not wait for it.
+    runtime.shutdown_background();
+    code
+}
+
+async fn relay(socket: &Path) -> u8 {
+    let stream = match UnixStream::connect(socket).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "mcp-conformance relay: cannot reach the harness at {}: {e}",
+                socket.display()
+            );
+            return 1;
+        }
+    };
+    let mut signals = match Signals::install() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mcp-conformance relay: cannot catch signals: {e}");
+            return 1;
+        }
+    };
+    let (mut from_harness, mut to_harness) = stream.into_split();
+    let mut stdin = read_stdin();
+    let mut stdout = tokio::io::stdout();
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        tokio::select! {
+            chunk = stdin.recv() => {
+                let Some(chunk) = chunk else {
+                    let _ = send(&mut to_harness, &Report::Eof(true)).await;
+                    let _ = send(&mut to_harness, &Report::Exit(0)).await;
+                    return 0;
+                };
+                let b64 = base64::engine::general_purpose::STANDARD.encode(&chunk);
+                if send(&mut to_harness, &Report::Stdin(b64)).await.is_err() {
+                    return 0;
+                }
+            }
+            n = from_harness.read(&mut buf) => match n {
+                Ok(0) | Err(_) => return 0,
+                Ok(n) => {
+                    if stdout.write_all(&buf[..n]).await.is_err() || stdout.flush().await.is_err() {
+                        return 0;
+                    }
+                }
+            },
+            got = signals.next() => {
+                let code = 128 + got.number();
+                let _ = send(&mut to_harness, &Report::Signal(got.name().to_owned())).await;
+                let _ = send(&mut to_harness, &Report::Exit(code)).await;
+                return u8::try_from(code).unwrap_or(1);
+            }
+        }
+    }
+}
+
+/// Stdin in chunks, read on a task of its own (a blocking read cannot be cancelled); the
+/// channel closes at EOF or on a read error.
+fn read_stdin() -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel(16);
+    tokio::spawn(async move {
+        let mut stdin = tokio::io::stdin();
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            match stdin.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+async fn send(to: &mut tokio::net::unix::OwnedWriteHalf, report: &Report) -> std::io::Result<()> {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+    let mut line = serde_json::to_vec(&Line {
+        report: report.clone(),
+        t,
+    })?;
+    line.push(b'\n');
+    to.write_all(&line).await
+}
+
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    async fn next(&mut self) -> Signal {
+        tokio::select! {
+            _ = self.term.recv() => Signal::Term,
+            _ = self.int.recv() => Signal::Int,
+            _ = self.hup.recv() => Signal::Hup,
+        }
+    }
+}
+
+trait Number {
+    fn number(self) -> i32;
+}
+
+impl Number for Signal {
+    fn number(self) -> i32 {
+        match self {
+            Signal::Term => nix::sys::signal::Signal::SIGTERM as i32,
+            Signal::Int => nix::sys::signal::Signal::SIGINT as i32,
+            Signal::Hup => nix::sys::signal::Signal::SIGHUP as i32,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_are_json_lines_the_harness_reads_back() {
+        let text = serde_json::to_string(&Report::Stdin("aGk=".into())).unwrap();
+        assert_eq!(text, r#"{"stdin":"aGk="}"#);
+        assert_eq!(
+            serde_json::to_string(&Report::Eof(true)).unwrap(),
+            r#"{"eof":true}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&Report::Signal("SIGTERM".into())).unwrap(),
+            r#"{"signal":"SIGTERM"}"#
+        );
+        let back: Line = serde_json::from_str(r#"{"stdin":"aGk=","t":7}"#).unwrap();
+        assert_eq!(back.report.stdin_bytes(), Some(b"hi".to_vec()));
+        assert_eq!(back.t, 7);
+        assert_eq!(signal_named("SIGHUP"), Some(Signal::Hup));
+        assert_eq!(signal_named("SIGKILL"), None);
+    }
+}

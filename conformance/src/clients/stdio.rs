@@ -1,0 +1,247 @@
+//! `client` mode over stdio, the harness's side: a private directory with the relay script the
+//! client is given and the Unix socket the relay connects back to; each relay connection's
+//! bytes are split into messages (newline-delimited JSON, or `Content-Length` frames if the
+//! client starts with them), recorded, fed to the script, and its answers written back in the
+//! client's framing.
+
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use futures::StreamExt;
+use mcp_protocol::codec::RawFrame;
+use mcp_protocol::{FramingMode, StdioCodec};
+use tokio::io::AsyncWriteExt;
+use tokio::net::unix::OwnedWriteHalf;
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::codec::{FramedRead, LinesCodec};
+
+use super::live::Live;
+use super::relay::{signal_named, Line, Report};
+use super::timeline::{Side, What};
+
+/// The largest client message kept whole; a longer one is recorded as garbage.
+const MAX_MESSAGE: usize = 4 * 1024 * 1024;
+/// The longest relay report line (a base64 chunk of stdin, with room to spare).
+const MAX_REPORT: usize = 1024 * 1024;
+
+/// The relay of one scenario: its script, its socket, the connections it serves.
+#[derive(Debug)]
+pub(crate) struct RelayServer {
+    dir: PathBuf,
+    script: PathBuf,
+    accept: JoinHandle<()>,
+    /// Relay connections still open.
+    open: watch::Receiver<usize>,
+}
+
+impl RelayServer {
+    /// Makes the directory, the script and the socket, and starts accepting relays.
+    pub(crate) fn start(live: Arc<Live>, exe: &Path) -> io::Result<RelayServer> {
+        let dir = private_dir()?;
+        let made = (|| {
+            let socket = dir.join("relay.sock");
+            let listener = UnixListener::bind(&socket)?;
+            let script = dir.join("mcp-conformance-relay");
+            std::fs::write(&script, relay_script(exe, &socket))?;
+            std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o700))?;
+            Ok::<_, io::Error>((listener, script))
+        })();
+        let (listener, script) = match made {
+            Ok(made) => made,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        let (count, open) = watch::channel(0usize);
+        let accept = tokio::spawn(accept(listener, live, Arc::new(count)));
+        Ok(RelayServer {
+            dir,
+            script,
+            accept,
+            open,
+        })
+    }
+
+    /// The executable the client is given.
+    pub(crate) fn script(&self) -> &Path {
+        &self.script
+    }
+
+    /// Waits (at most `wait`) for the relays to end: after the client exits they see stdin
+    /// close and report it.
+    pub(crate) async fn settle(&mut self, wait: Duration) {
+        let _ = tokio::time::timeout(wait, self.open.wait_for(|n| *n == 0)).await;
+    }
+}
+
+impl Drop for RelayServer {
+    fn drop(&mut self) {
+        self.accept.abort();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `#!/bin/sh` + `exec '<exe>' __relay '<socket>'`, every path single-quoted.
+fn relay_script(exe: &Path, socket: &Path) -> String {
+    format!(
+        "#!/bin/sh\nexec {} __relay {}\n",
+        quote(&exe.to_string_lossy()),
+        quote(&socket.to_string_lossy())
+    )
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// A fresh directory only this user can enter, under the system temp dir.
+fn private_dir() -> io::Result<PathBuf> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let base = std::env::temp_dir();
+    for _ in 0..100 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = base.join(format!(
+            "mcp-conformance-{}-{}-{nanos:x}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other(
+        "cannot make a private temporary directory",
+    ))
+}
+
+async fn accept(listener: UnixListener, live: Arc<Live>, open: Arc<watch::Sender<usize>>) {
+    while let Ok((stream, _)) = listener.accept().await {
+        open.send_modify(|n| *n += 1);
+        let (live, open) = (Arc::clone(&live), Arc::clone(&open));
+        tokio::spawn(async move {
+            serve(stream, &live).await;
+            open.send_modify(|n| *n -= 1);
+        });
+    }
+}
+
+/// One relay connection, to its end.
+async fn serve(stream: UnixStream, live: &Live) {
+    let (read, mut write) = stream.into_split();
+    let mut reports = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_REPORT));
+    let mut codec = StdioCodec::new(FramingMode::Auto)
+        .strict()
+        .with_max_message_bytes(MAX_MESSAGE);
+    let mut buf = BytesMut::new();
+    let mut exit = None;
+    while let Some(Ok(line)) = reports.next().await {
+        let Ok(Line { report, t }) = serde_json::from_str::<Line>(&line) else {
+            continue;
+        };
+        let at = live.since_start(t);
+        live.with(|i| i.stamp = Some(at));
+        match report {
+            Report::Stdin(_) => {
+                buf.extend_from_slice(&report.stdin_bytes().unwrap_or_default());
+                let mut frames = Vec::new();
+                while let Ok(Some(frame)) = codec.decode_raw(&mut buf) {
+                    frames.push(frame);
+                }
+                answer(frames, &codec, live, &mut write).await;
+            }
+            Report::Eof(_) => {
+                let mut frames = Vec::new();
+                while let Ok(Some(frame)) = codec.decode_raw_eof(&mut buf) {
+                    frames.push(frame);
+                }
+                answer(frames, &codec, live, &mut write).await;
+                live.push(What::StdinClosed);
+            }
+            Report::Signal(name) => {
+                if let Some(signal) = signal_named(&name) {
+                    live.push(What::Signal(signal));
+                }
+            }
+            Report::Exit(code) => exit = Some(code),
+        }
+        live.with(|i| i.stamp = None);
+    }
+    live.push(What::ServerExited { code: exit });
+}
+
+/// Records the frames of the client that arrived together, then feeds them to the script and
+/// writes its answers back (and records them) in the client's framing. The client wrote all of
+/// them before it could read any answer, so they are recorded first.
+async fn answer(
+    frames: Vec<RawFrame>,
+    codec: &StdioCodec,
+    live: &Live,
+    write: &mut OwnedWriteHalf,
+) {
+    if frames.is_empty() {
+        return;
+    }
+    let out = live.with(|i| {
+        let mut messages = Vec::new();
+        for frame in frames {
+            let raw = match frame {
+                Ok(raw) => raw.to_vec(),
+                Err(e) => e.to_string().into_bytes(),
+            };
+            match serde_json::from_slice::<serde_json::Value>(&raw) {
+                Ok(json) => {
+                    i.message(Side::Client, raw, None);
+                    messages.push(json);
+                }
+                Err(_) => {
+                    i.push(What::Garbage {
+                        from: Side::Client,
+                        raw,
+                    });
+                }
+            }
+        }
+        let mut out = BytesMut::new();
+        for json in &messages {
+            for m in i.steps(json, true, false).iter().flat_map(|s| &s.messages) {
+                let body = serde_json::to_vec(m).unwrap_or_default();
+                if codec.encode_value(m, &mut out).is_ok() {
+                    i.message(Side::Server, body, None);
+                }
+            }
+        }
+        out.to_vec()
+    });
+    if !out.is_empty() {
+        let _ = write.write_all(&out).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_quotes_every_path() {
+        let s = relay_script(
+            Path::new("/opt/it's here/mcp"),
+            Path::new("/tmp/a b/s.sock"),
+        );
+        assert_eq!(
+            s,
+            "#!/bin/sh\nexec '/opt/it'\\''s here/mcp' __relay '/tmp/a b/s.sock'\n"
+        );
+    }
+}
