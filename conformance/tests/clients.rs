@@ -419,6 +419,16 @@ fn a_client_command_that_does_not_exist_exits_3_and_says_why() {
         "{}",
         run.context()
     );
+    // With --format json the report says so too.
+    let (run, report) = judge("stdio", &[], &["/nonexistent/mcp-client-xyz".to_owned()]);
+    assert_eq!(run.code, 3, "{}", run.context());
+    let error = report["targets"][0]["startError"].as_str().unwrap_or("");
+    assert!(
+        error.contains("No such file or directory"),
+        "{}",
+        run.context()
+    );
+    assert_eq!(report["failed"], true);
 }
 
 #[test]

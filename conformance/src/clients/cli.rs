@@ -192,10 +192,13 @@ async fn run(cli: ClientCli) -> u8 {
     let started = Instant::now();
     let runs = match run_all(&plan.scenarios, &settings).await {
         Ok(runs) => runs,
-        Err(e) => return start_failure(&e, &plan.command),
+        Err(e) => {
+            let why = start_failure(&e, &plan.command);
+            return not_started(&cli, &plan, why, started.elapsed());
+        }
     };
-    if let Some(code) = never_started(&runs, &plan.command) {
-        return code;
+    if let Some(why) = never_started(&runs, &plan.command) {
+        return not_started(&cli, &plan, why, started.elapsed());
     }
     let report = report(&cli, &plan, &runs, started.elapsed());
     if let Err(code) = write_reports(&cli, &report) {
@@ -351,21 +354,20 @@ fn list(checks: &[ClientCheck]) {
 }
 
 /// The client could not be started: which command, what error, what to do.
-fn start_failure(e: &RunError, command: &ClientCommand) -> u8 {
-    eprintln!("mcp-conformance client: {e}");
-    if matches!(e, RunError::Spawn { .. }) {
-        eprintln!(
-            "  Check that `{}` exists and is executable (a bare name is looked up in PATH), \
+fn start_failure(e: &RunError, command: &ClientCommand) -> String {
+    match e {
+        RunError::Spawn { .. } => format!(
+            "{e}.\nCheck that `{}` exists and is executable (a bare name is looked up in PATH), \
              and --cwd.",
             command.program
-        );
+        ),
+        RunError::Setup { .. } => e.to_string(),
     }
-    START
 }
 
 /// Every run's client exited at once with a failure and said nothing to the server: it did not
-/// really start (a missing script, a bad option). Exit code 3 with what it wrote.
-fn never_started(runs: &[ScenarioRun], command: &ClientCommand) -> Option<u8> {
+/// really start (a missing script, a bad option). Why, with the last lines it wrote.
+fn never_started(runs: &[ScenarioRun], command: &ClientCommand) -> Option<String> {
     use super::process::Ended;
     let dead = |r: &ScenarioRun| {
         !r.connected() && matches!(r.ended, Ended::Exited(code) if code != Some(0))
@@ -378,16 +380,40 @@ fn never_started(runs: &[ScenarioRun], command: &ClientCommand) -> Option<u8> {
         Ended::Exited(Some(code)) => format!("exit code {code}"),
         _ => "a signal".to_owned(),
     };
-    eprintln!(
-        "mcp-conformance client: the client command `{}` ended at once ({code}) in every scenario \
-         without sending a message: it could not be started. Check the command, its arguments, \
-         --env and --cwd. Its last output:",
+    let mut why = format!(
+        "the client command `{}` ended at once ({code}) in every scenario without sending a \
+         message: it could not be started.\nCheck the command, its arguments, --env and --cwd. \
+         Its last output:",
         command.shown()
     );
     for line in first.output.stderr.iter().chain(&first.output.stdout) {
-        eprintln!("  | {line}");
+        why.push_str(&format!("\n  | {line}"));
     }
-    Some(START)
+    Some(why)
+}
+
+/// Exit code 3: the message on stderr; the JSON and JUnit reports, if asked for, carry it as
+/// the start error (the text report would speak of a server).
+fn not_started(cli: &ClientCli, plan: &Plan, why: String, took: Duration) -> u8 {
+    eprintln!("mcp-conformance client: {why}");
+    let mut report = report(cli, plan, &[], took);
+    report.results.clear();
+    report.eras.clear();
+    report.start_error = Some(why);
+    if cli.format == FormatArg::Json {
+        if let Ok(s) = serde_json::to_string_pretty(&json::render(std::slice::from_ref(&report))) {
+            println!("{s}");
+        }
+    }
+    if let Some(path) = &cli.junit {
+        if let Err(e) = std::fs::write(path, junit::render(std::slice::from_ref(&report))) {
+            eprintln!(
+                "mcp-conformance client: cannot write {}: {e}",
+                path.display()
+            );
+        }
+    }
+    START
 }
 
 /// One report over the sessions of every scenario run.
