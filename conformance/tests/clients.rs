@@ -652,3 +652,97 @@ fn our_agent_demo_passes_over_stdio() {
 fn our_agent_demo_passes_over_http() {
     our_client_passes("http", "--url");
 }
+
+#[test]
+fn ctrl_c_ends_the_client_and_its_relay() {
+    use nix::sys::signal::{killpg, Signal};
+    use nix::unistd::Pid;
+
+    let tmp = TempDir::new("client-ctrl-c");
+    let script = tmp.write("hang.py", HANGING_CLIENT);
+    let pids = tmp.path().join("pids");
+    let args: Vec<String> = [
+        "client",
+        "--timeout",
+        "600",
+        "--scenario",
+        "initialize",
+        "--",
+        "python3",
+        "-S",
+        script.to_str().unwrap(),
+        pids.to_str().unwrap(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut cmd = Command::new(common::harness());
+    cmd.args(&args);
+    let mut sent = false;
+    // The harness runs in a group of its own, as a shell's foreground job; Ctrl-C is SIGINT to it.
+    let run = common::run_command(cmd, args.clone(), |pid| {
+        if !sent && pids.exists() {
+            sent = true;
+            let group = Pid::from_raw(i32::try_from(pid).unwrap());
+            killpg(group, Signal::SIGINT).unwrap();
+        }
+    });
+    assert_eq!(run.code, 130, "{}", run.context());
+    let text = std::fs::read_to_string(&pids).unwrap();
+    for pid in text.split_whitespace().map(|p| p.parse::<i32>().unwrap()) {
+        assert!(
+            !alive(pid),
+            "process {pid} is still running\n{}",
+            run.context()
+        );
+    }
+}
+
+/// A client that frames with `Content-Length` (LSP style) and exits 0 only if the harness's
+/// answer came back in that framing.
+const CONTENT_LENGTH_CLIENT: &str = r#"
+import json, subprocess, sys
+p = subprocess.Popen([sys.argv[-1]], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send(m):
+    b = json.dumps(m).encode()
+    p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
+    p.stdin.flush()
+def recv():
+    n = None
+    while True:
+        line = p.stdout.readline()
+        if line in (b"\r\n", b""):
+            break
+        k, v = line.split(b":", 1)
+        if k.strip().lower() == b"content-length":
+            n = int(v)
+    return json.loads(p.stdout.read(n))
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "cl", "version": "1"}}})
+r = recv()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+p.stdin.close()
+p.wait(5)
+sys.exit(0 if r.get("id") == 1 and "result" in r else 1)
+"#;
+
+#[test]
+fn a_content_length_client_is_answered_in_its_framing() {
+    let tmp = TempDir::new("client-content-length");
+    let script = tmp.write("cl.py", CONTENT_LENGTH_CLIENT);
+    let command = vec![
+        "python3".to_owned(),
+        "-S".to_owned(),
+        script.display().to_string(),
+    ];
+    let (run, report) = judge("stdio", &["--scenario", "initialize"], &command);
+    for id in ["client.initialize-first", "client.initialized-sent"] {
+        assert_eq!(find(&report, id)["status"], "PASS", "{}", run.context());
+    }
+    let transcript = find(&report, "client.initialized-sent")["transcript"].to_string();
+    assert!(
+        transcript.contains("client exited (Some(0))"),
+        "{}",
+        run.context()
+    );
+}
