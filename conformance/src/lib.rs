@@ -51,6 +51,7 @@ mod transport;
 
 pub use crate::check::{CheckInfo, Level, RunsIn, Transport};
 pub use crate::checks::builtin;
+pub use crate::clients::{client_checks, ClientCheckInfo};
 
 use mcp_protocol::mcp::ProtocolVersion;
 

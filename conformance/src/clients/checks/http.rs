@@ -68,8 +68,7 @@ pub(super) fn checks() -> Vec<ClientCheck> {
             &format!("{MODERN_HTTP}, Standard Request Headers"),
             modern_headers,
         )
-        .quote("These headers are REQUIRED for compliance.")
-        .because("REQUIRED is MUST (RFC 2119)")
+        .quote("The client MUST include the request metadata headers on each POST request. / [Mcp-Method: all requests; Mcp-Name: tools/call, resources/read, prompts/get requests] These headers are REQUIRED for compliance.")
         .scenarios(&[ScenarioId::Modern])),
     ]
 }

@@ -49,7 +49,8 @@ pub(super) fn checks() -> Vec<ClientCheck> {
             "2025-11-25 schema.ts ListRootsResult, CreateMessageResult, ElicitResult",
             server_requests_answered,
         )
-        .because("schema.ts makes roots[].uri, role/content/model and action required"),
+        .quote("schema.ts: ListRootsResult { roots: Root[] }, Root { uri: string }; CreateMessageResult { model: string } extends SamplingMessage { role, content }; ElicitResult { action: \"accept\" | \"decline\" | \"cancel\" }")
+        .because("schema.ts makes these fields required; an error answer (the user declined) is allowed"),
         ClientCheck::new(
             id::NEGOTIATED_CAPABILITIES,
             Level::Must,

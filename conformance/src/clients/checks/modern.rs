@@ -22,8 +22,7 @@ pub(super) fn checks() -> Vec<ClientCheck> {
             "2026-07-28 schema.ts RequestMetaObject; basic/versioning.mdx, Protocol Version Negotiation",
             modern_meta,
         )
-        .quote("The MCP Protocol Version being used for this request. Required. / The client's capabilities for this specific request. Required.")
-        .because("schema.ts marks both keys required")
+        .quote("schema.ts RequestMetaObject: \"io.modelcontextprotocol/protocolVersion\": string — The MCP Protocol Version being used for this request. Required. / \"io.modelcontextprotocol/clientCapabilities\": ClientCapabilities — The client's capabilities for this specific request. Required.")
         .scenarios(&[ScenarioId::Modern]),
         ClientCheck::new(
             id::MODERN_VERSION_RETRY,
