@@ -39,6 +39,7 @@ mod mismatch;
 mod pattern;
 mod probe;
 mod progress;
+mod replay;
 mod report;
 mod requests;
 mod runner;

@@ -225,7 +225,10 @@ fn docs_checks_md_matches_the_checks() {
 /// check where the text is silent, says so).
 #[test]
 fn every_check_quotes_its_text() {
-    let servers = mcp_conformance::builtin().unwrap().into_iter().map(|c| c.info);
+    let servers = mcp_conformance::builtin()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.info);
     let clients = mcp_conformance::client_checks().into_iter().map(|c| c.info);
     for info in servers.chain(clients) {
         let c = Quoted { info };
