@@ -39,6 +39,7 @@ mod mismatch;
 mod pattern;
 mod probe;
 mod progress;
+mod replay;
 mod report;
 mod requests;
 mod runner;
@@ -51,6 +52,7 @@ mod transport;
 
 pub use crate::check::{CheckInfo, Level, RunsIn, Transport};
 pub use crate::checks::builtin;
+pub use crate::clients::{client_checks, ClientCheckInfo};
 
 use mcp_protocol::mcp::ProtocolVersion;
 

@@ -112,6 +112,7 @@ async fn handle(State(s): State<Shared>, request: Request) -> Response {
         headers: headers.clone(),
         status: status.as_u16(),
         content_type: content_type.to_owned(),
+        response_headers: Vec::new(),
     };
     if path != "/mcp" && path != "/" {
         s.live.push(What::Http(exchange(StatusCode::NOT_FOUND, "")));
@@ -197,7 +198,12 @@ async fn post(
     }
     let reply = s.live.with(|i| {
         let reply = decide(s, i, json.as_ref(), sse, session);
-        let at = i.push(What::Http(exchange(reply.status, reply.content_type)));
+        let mut x = exchange(reply.status, reply.content_type);
+        if let Some(token) = &reply.new_session {
+            x.response_headers
+                .push(("mcp-session-id".to_owned(), token.clone()));
+        }
+        let at = i.push(What::Http(x));
         i.message(Side::Client, body.to_vec(), at);
         for m in &reply.messages {
             let raw = serde_json::to_vec(m).unwrap_or_default();
