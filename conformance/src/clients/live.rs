@@ -67,6 +67,16 @@ impl Inner {
         self.script.on_message(message, can_push, has_session)
     }
 
+    /// Sets the time of event `index` (a server message: when the relay delivered it).
+    pub(crate) fn retime(&mut self, index: usize, at: Duration) {
+        if self.frozen {
+            return;
+        }
+        if let Some(e) = self.timeline.events.get_mut(index) {
+            e.at = at;
+        }
+    }
+
     /// A message, or each member of a batch, through the script.
     pub(crate) fn steps(
         &mut self,
@@ -139,6 +149,12 @@ impl Live {
     /// Nothing more is recorded or answered.
     pub(crate) fn freeze(&self) {
         self.inner.lock().frozen = true;
+    }
+
+    /// Orders the events by time, stably (stdio: the relay's clock says when the server process
+    /// read or delivered each; there are no exchange indices to keep).
+    pub(crate) fn sort_by_time(&self) {
+        self.inner.lock().timeline.events.sort_by_key(|e| e.at);
     }
 
     pub(crate) fn timeline(&self) -> Timeline {

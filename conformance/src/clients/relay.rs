@@ -31,6 +31,9 @@ pub(crate) enum Report {
     Eof(bool),
     /// The relay got this signal (`SIGTERM`, `SIGINT`, `SIGHUP`).
     Signal(String),
+    /// This many more bytes from the harness were written to stdout (the client can read them
+    /// from now on).
+    Out(usize),
     /// The relay exits with this code now.
     Exit(i32),
 }
@@ -103,37 +106,42 @@ async fn relay(socket: &Path) -> u8 {
     loop {
         tokio::select! {
             chunk = stdin.recv() => {
-                let Some(chunk) = chunk else {
-                    let _ = send(&mut to_harness, &Report::Eof(true)).await;
-                    let _ = send(&mut to_harness, &Report::Exit(0)).await;
+                let Some((chunk, t)) = chunk else {
+                    let _ = send(&mut to_harness, &Report::Eof(true), None).await;
+                    let _ = send(&mut to_harness, &Report::Exit(0), None).await;
                     return 0;
                 };
                 let b64 = base64::engine::general_purpose::STANDARD.encode(&chunk);
-                if send(&mut to_harness, &Report::Stdin(b64)).await.is_err() {
+                if send(&mut to_harness, &Report::Stdin(b64), Some(t)).await.is_err() {
                     return 0;
                 }
             }
             n = from_harness.read(&mut buf) => match n {
                 Ok(0) | Err(_) => return 0,
                 Ok(n) => {
+                    // Stamped before the write: the client cannot read the bytes any earlier.
+                    let t = now();
                     if stdout.write_all(&buf[..n]).await.is_err() || stdout.flush().await.is_err() {
+                        return 0;
+                    }
+                    if send(&mut to_harness, &Report::Out(n), Some(t)).await.is_err() {
                         return 0;
                     }
                 }
             },
             got = signals.next() => {
                 let code = 128 + got.number();
-                let _ = send(&mut to_harness, &Report::Signal(got.name().to_owned())).await;
-                let _ = send(&mut to_harness, &Report::Exit(code)).await;
+                let _ = send(&mut to_harness, &Report::Signal(got.name().to_owned()), None).await;
+                let _ = send(&mut to_harness, &Report::Exit(code), None).await;
                 return u8::try_from(code).unwrap_or(1);
             }
         }
     }
 }
 
-/// Stdin in chunks, read on a task of its own (a blocking read cannot be cancelled); the
-/// channel closes at EOF or on a read error.
-fn read_stdin() -> mpsc::Receiver<Vec<u8>> {
+/// Stdin in chunks, each with the time it was read, read on a task of its own (a blocking read
+/// cannot be cancelled); the channel closes at EOF or on a read error.
+fn read_stdin() -> mpsc::Receiver<(Vec<u8>, u64)> {
     let (tx, rx) = mpsc::channel(16);
     tokio::spawn(async move {
         let mut stdin = tokio::io::stdin();
@@ -142,7 +150,7 @@ fn read_stdin() -> mpsc::Receiver<Vec<u8>> {
             match stdin.read(&mut buf).await {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
-                    if tx.send(buf[..n].to_vec()).await.is_err() {
+                    if tx.send((buf[..n].to_vec(), now())).await.is_err() {
                         return;
                     }
                 }
@@ -152,13 +160,22 @@ fn read_stdin() -> mpsc::Receiver<Vec<u8>> {
     rx
 }
 
-async fn send(to: &mut tokio::net::unix::OwnedWriteHalf, report: &Report) -> std::io::Result<()> {
-    let t = std::time::SystemTime::now()
+/// The wall clock in microseconds since the epoch: the harness's clock too.
+fn now() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// One report, stamped `t` (when what it reports happened), or now.
+async fn send(
+    to: &mut tokio::net::unix::OwnedWriteHalf,
+    report: &Report,
+    t: Option<u64>,
+) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(&Line {
         report: report.clone(),
-        t,
+        t: t.unwrap_or_else(now),
     })?;
     line.push(b'\n');
     to.write_all(&line).await

@@ -118,7 +118,9 @@ async fn run_one(scenario: ScenarioId, settings: &Settings) -> Result<ScenarioRu
                 // Ordered by time among what the relay saw, which it may report later.
                 live.insert_at(exit_at, What::ClientExited { code });
             }
-            finish(&live, ended, client).await
+            let done = finish(&live, ended, client).await;
+            live.sort_by_time();
+            done
         }
         Wire::Http => {
             let server = HttpServer::start(Arc::clone(&live))

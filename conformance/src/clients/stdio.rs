@@ -4,6 +4,7 @@
 //! client starts with them), recorded, fed to the script, and its answers written back in the
 //! client's framing.
 
+use std::collections::VecDeque;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,6 @@ use futures::StreamExt;
 use mcp_protocol::codec::RawFrame;
 use mcp_protocol::{FramingMode, StdioCodec};
 use tokio::io::AsyncWriteExt;
-use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -24,7 +24,7 @@ use tokio_util::codec::{FramedRead, LinesCodec};
 
 use super::live::Live;
 use super::relay::{signal_named, Line, Report};
-use super::timeline::{Side, What};
+use super::timeline::{Message, Side, What};
 
 /// The largest client message kept whole; a longer one is recorded as garbage.
 const MAX_MESSAGE: usize = 4 * 1024 * 1024;
@@ -137,6 +137,32 @@ async fn accept(listener: UnixListener, live: Arc<Live>, open: Arc<watch::Sender
     }
 }
 
+/// The server messages written to one relay and not yet on its stdout: when the relay says it
+/// wrote them, they are timed then (the client could read them from that moment), so that a
+/// client message the relay read before is ordered before them.
+#[derive(Debug, Default)]
+struct Delivery {
+    written: u64,
+    delivered: u64,
+    /// Event index of each server message and the byte offset its frame ends at.
+    pending: VecDeque<(usize, u64)>,
+}
+
+impl Delivery {
+    fn delivered(&mut self, n: usize, at: Duration, live: &Live) {
+        self.delivered += n as u64;
+        live.with(|i| {
+            while let Some(&(event, end)) = self.pending.front() {
+                if end > self.delivered {
+                    break;
+                }
+                i.retime(event, at);
+                self.pending.pop_front();
+            }
+        });
+    }
+}
+
 /// One relay connection, to its end.
 async fn serve(stream: UnixStream, live: &Live) {
     let (read, mut write) = stream.into_split();
@@ -145,6 +171,7 @@ async fn serve(stream: UnixStream, live: &Live) {
         .strict()
         .with_max_message_bytes(MAX_MESSAGE);
     let mut buf = BytesMut::new();
+    let mut delivery = Delivery::default();
     let mut exit = None;
     while let Some(Ok(line)) = reports.next().await {
         let Ok(Line { report, t }) = serde_json::from_str::<Line>(&line) else {
@@ -152,48 +179,53 @@ async fn serve(stream: UnixStream, live: &Live) {
         };
         let at = live.since_start(t);
         live.with(|i| i.stamp = Some(at));
+        let mut frames = Vec::new();
+        let eof = matches!(report, Report::Eof(_));
         match report {
             Report::Stdin(_) => {
                 buf.extend_from_slice(&report.stdin_bytes().unwrap_or_default());
-                let mut frames = Vec::new();
                 while let Ok(Some(frame)) = codec.decode_raw(&mut buf) {
                     frames.push(frame);
                 }
-                answer(frames, &codec, live, &mut write).await;
             }
             Report::Eof(_) => {
-                let mut frames = Vec::new();
                 while let Ok(Some(frame)) = codec.decode_raw_eof(&mut buf) {
                     frames.push(frame);
                 }
-                answer(frames, &codec, live, &mut write).await;
-                live.push(What::StdinClosed);
             }
             Report::Signal(name) => {
                 if let Some(signal) = signal_named(&name) {
                     live.push(What::Signal(signal));
                 }
             }
+            Report::Out(n) => delivery.delivered(n, at, live),
             Report::Exit(code) => exit = Some(code),
         }
+        let out = answer(frames, &codec, live, &mut delivery);
+        if eof {
+            live.push(What::StdinClosed);
+        }
         live.with(|i| i.stamp = None);
+        if !out.is_empty() {
+            let _ = write.write_all(&out).await;
+        }
     }
     live.push(What::ServerExited { code: exit });
 }
 
 /// Records the frames of the client that arrived together, then feeds them to the script and
-/// writes its answers back (and records them) in the client's framing. The client wrote all of
-/// them before it could read any answer, so they are recorded first.
-async fn answer(
+/// records its answers; the bytes to write back, in the client's framing. The client wrote all
+/// of the frames before it could read any answer, so they are recorded first.
+fn answer(
     frames: Vec<RawFrame>,
     codec: &StdioCodec,
     live: &Live,
-    write: &mut OwnedWriteHalf,
-) {
+    delivery: &mut Delivery,
+) -> Vec<u8> {
     if frames.is_empty() {
-        return;
+        return Vec::new();
     }
-    let out = live.with(|i| {
+    live.with(|i| {
         let mut messages = Vec::new();
         for frame in frames {
             let raw = match frame {
@@ -218,15 +250,22 @@ async fn answer(
             for m in i.steps(json, true, false).iter().flat_map(|s| &s.messages) {
                 let body = serde_json::to_vec(m).unwrap_or_default();
                 if codec.encode_value(m, &mut out).is_ok() {
-                    i.message(Side::Server, body, None);
+                    if let Some(event) = i.push(What::Message(Message {
+                        from: Side::Server,
+                        raw: body,
+                        json: Some(m.clone()),
+                        exchange: None,
+                    })) {
+                        delivery
+                            .pending
+                            .push_back((event, delivery.written + out.len() as u64));
+                    }
                 }
             }
         }
+        delivery.written += out.len() as u64;
         out.to_vec()
-    });
-    if !out.is_empty() {
-        let _ = write.write_all(&out).await;
-    }
+    })
 }
 
 #[cfg(test)]
