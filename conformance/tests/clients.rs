@@ -101,24 +101,32 @@ fn a_correct_client_passes_over_http() {
 
 /// With `--bug BUG` over `transport`, check `id` has `status` and no other check FAILs or WARNs.
 fn assert_bug(bug: &str, transport: &str, id: &str, status: &str) {
+    assert_bug_breaks(bug, transport, &[id], status);
+}
+
+/// With `--bug BUG` over `transport`, each of `broken` has `status` and no other check FAILs or
+/// WARNs.
+fn assert_bug_breaks(bug: &str, transport: &str, broken: &[&str], status: &str) {
     let (run, report) = judge(transport, &[], &fixture(Some(bug)));
     let ids: Vec<&str> = checks(&report)
         .iter()
         .map(|c| c["id"].as_str().unwrap())
         .collect();
-    assert!(
-        ids.contains(&id),
-        "{id} is not in the catalogue yet\n{}",
-        describe(&report)
-    );
-    assert_eq!(
-        find(&report, id)["status"],
-        status,
-        "--bug {bug} over {transport}\n{}",
-        run.context()
-    );
+    for id in broken {
+        assert!(
+            ids.contains(id),
+            "{id} is not in the catalogue yet\n{}",
+            describe(&report)
+        );
+        assert_eq!(
+            find(&report, id)["status"],
+            status,
+            "--bug {bug} over {transport}: {id}\n{}",
+            run.context()
+        );
+    }
     for c in checks(&report) {
-        if c["id"] != id {
+        if !broken.iter().any(|id| c["id"] == *id) {
             assert!(
                 c["status"] != "FAIL" && c["status"] != "WARN",
                 "--bug {bug} over {transport} also broke {}\n{}",
@@ -130,8 +138,7 @@ fn assert_bug(bug: &str, transport: &str, id: &str, status: &str) {
     assert_eq!(run.code, i32::from(status == "FAIL"), "{}", run.context());
 }
 
-/// One test per bug and transport: `bug!(test_name, "bug", "transport", "check id", "STATUS")`,
-/// with attributes (an `#[ignore]`) before it.
+/// One test per bug and transport: `bug!(test_name, "bug", "transport", "check id", "STATUS")`.
 macro_rules! bug {
     ($(#[$attr:meta])* $name:ident, $bug:literal, $transport:literal, $id:literal, $status:literal) => {
         #[test]
@@ -192,7 +199,6 @@ bug!(
     "WARN"
 );
 bug!(
-    #[ignore = "needs the judge of client.ids-unique"]
     reuse_ids_stdio,
     "reuse-ids",
     "stdio",
@@ -200,23 +206,23 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.ids-unique"]
     reuse_ids_http,
     "reuse-ids",
     "http",
     "client.ids-unique",
     "FAIL"
 );
+#[test]
+fn null_id_stdio() {
+    // Both judges see a null id: it is no MCP request id, and no unique one.
+    assert_bug_breaks(
+        "null-id",
+        "stdio",
+        &["client.ids-unique", "client.jsonrpc-shape"],
+        "FAIL",
+    );
+}
 bug!(
-    #[ignore = "needs the judge of client.ids-unique"]
-    null_id_stdio,
-    "null-id",
-    "stdio",
-    "client.ids-unique",
-    "FAIL"
-);
-bug!(
-    #[ignore = "needs the judge of client.ping-answered"]
     no_ping_answer_stdio,
     "no-ping-answer",
     "stdio",
@@ -224,7 +230,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.ping-answered"]
     no_ping_answer_http,
     "no-ping-answer",
     "http",
@@ -232,7 +237,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.server-requests-answered"]
     bad_roots_result_stdio,
     "bad-roots-result",
     "stdio",
@@ -240,7 +244,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.cancel-on-timeout"]
     no_cancel_stdio,
     "no-cancel",
     "stdio",
@@ -248,7 +251,6 @@ bug!(
     "WARN"
 );
 bug!(
-    #[ignore = "needs the judge of client.cancel-on-timeout"]
     no_cancel_http,
     "no-cancel",
     "http",
@@ -256,7 +258,6 @@ bug!(
     "WARN"
 );
 bug!(
-    #[ignore = "needs the judge of client.initialize-not-cancelled"]
     cancel_initialize_stdio,
     "cancel-initialize",
     "stdio",
@@ -264,7 +265,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.modern-meta"]
     modern_no_meta_stdio,
     "modern-no-meta",
     "stdio",
@@ -272,7 +272,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.stdio-framing"]
     embedded_garbage_line_stdio,
     "embedded-garbage-line",
     "stdio",
@@ -280,7 +279,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.stdio-shutdown"]
     sigterm_without_closing_stdin_stdio,
     "sigterm-without-closing-stdin",
     "stdio",
@@ -288,7 +286,6 @@ bug!(
     "WARN"
 );
 bug!(
-    #[ignore = "needs the judge of client.http-accept"]
     http_accept_json_only,
     "http-accept-json-only",
     "http",
@@ -296,7 +293,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.http-protocol-version-header"]
     http_no_protocol_version_header,
     "http-no-protocol-version-header",
     "http",
@@ -304,7 +300,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.http-session-id"]
     http_no_session_header,
     "http-no-session-header",
     "http",
@@ -312,7 +307,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.http-session-expired"]
     http_no_reinit_after_404,
     "http-no-reinit-after-404",
     "http",
@@ -320,7 +314,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.http-delete"]
     http_no_delete,
     "http-no-delete",
     "http",
@@ -328,7 +321,6 @@ bug!(
     "WARN"
 );
 bug!(
-    #[ignore = "needs the judge of client.http-modern-headers"]
     http_wrong_mcp_method_header,
     "http-wrong-mcp-method-header",
     "http",
@@ -336,7 +328,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.progress-tokens-unique"]
     progress_token_reuse_stdio,
     "progress-token-reuse",
     "stdio",
@@ -344,7 +335,6 @@ bug!(
     "FAIL"
 );
 bug!(
-    #[ignore = "needs the judge of client.negotiated-capabilities"]
     undeclared_method_stdio,
     "undeclared-method",
     "stdio",
