@@ -8,10 +8,12 @@
 //! Relay → harness: JSON lines, [`Report`]. Harness → relay: the raw bytes for stdout.
 
 use std::path::Path;
+use std::time::Duration;
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::UnixStream;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
@@ -131,10 +133,32 @@ async fn relay(socket: &Path) -> u8 {
             },
             got = signals.next() => {
                 let code = 128 + got.number();
+                // What the client wrote before it signalled is its conduct too: pass it on first.
+                drain(&mut stdin, &mut to_harness).await;
                 let _ = send(&mut to_harness, &Report::Signal(got.name().to_owned()), None).await;
                 let _ = send(&mut to_harness, &Report::Exit(code), None).await;
                 return u8::try_from(code).unwrap_or(1);
             }
+        }
+    }
+}
+
+/// How long, after a signal, stdin is still read: what the client wrote before signalling is
+/// in the pipe already.
+const DRAIN_WAIT: Duration = Duration::from_millis(20);
+/// The longest the drain goes on (a client that keeps writing).
+const DRAIN_MAX: Duration = Duration::from_millis(200);
+
+/// Passes on what stdin holds, until nothing comes for [`DRAIN_WAIT`].
+async fn drain(stdin: &mut mpsc::Receiver<(Vec<u8>, u64)>, to: &mut OwnedWriteHalf) {
+    let until = tokio::time::Instant::now() + DRAIN_MAX;
+    while tokio::time::Instant::now() < until {
+        let Ok(Some((chunk, t))) = tokio::time::timeout(DRAIN_WAIT, stdin.recv()).await else {
+            return;
+        };
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&chunk);
+        if send(to, &Report::Stdin(b64), Some(t)).await.is_err() {
+            return;
         }
     }
 }
@@ -168,11 +192,7 @@ fn now() -> u64 {
 }
 
 /// One report, stamped `t` (when what it reports happened), or now.
-async fn send(
-    to: &mut tokio::net::unix::OwnedWriteHalf,
-    report: &Report,
-    t: Option<u64>,
-) -> std::io::Result<()> {
+async fn send(to: &mut OwnedWriteHalf, report: &Report, t: Option<u64>) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(&Line {
         report: report.clone(),
         t: t.unwrap_or_else(now),
