@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::catalog::Check;
 use crate::check::{Profile, RunsIn, TargetReport};
 use crate::config::{ClientCapability, Progress, RunConfig};
-use crate::report::{json, junit, text, transcript};
+use crate::entry::Outputs;
 use crate::runner::run_target;
 use crate::select::{select, ExpectedFailures};
 use crate::target::{bundled_server, from_config, parse_env, Target};
@@ -225,20 +225,7 @@ pub fn main() -> ExitCode {
                 .unwrap_or_else(|_| "error".into()),
         )
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mcp-conformance: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let code = runtime.block_on(crate::interrupt::run_to_the_end(run(cli)));
-    runtime.shutdown_timeout(Duration::from_secs(1));
-    ExitCode::from(code)
+    crate::entry::run_to_exit(run(cli))
 }
 
 fn usage(message: impl std::fmt::Display) -> u8 {
@@ -479,35 +466,13 @@ fn base_config(cli: &Cli, targets: &[Target]) -> RunConfig {
 /// The report on stdout, and the JUnit and transcript files asked for; `Err`: the exit code
 /// of a file that could not be written.
 fn write_reports(cli: &Cli, reports: &[TargetReport]) -> Result<(), u8> {
-    match cli.format {
-        FormatArg::Text => {
-            let opts = text::TextOptions {
-                color: text::color_wanted(std::io::stdout().is_terminal()),
-                verbose: cli.verbose,
-            };
-            print!("{}", text::render(reports, &opts));
-        }
-        FormatArg::Json => match serde_json::to_string_pretty(&json::render(reports)) {
-            Ok(s) => println!("{s}"),
-            Err(e) => eprintln!("mcp-conformance: cannot write the JSON report: {e}"),
-        },
-    }
-    if let Some(path) = &cli.junit {
-        if let Err(e) = std::fs::write(path, junit::render(reports)) {
-            eprintln!("mcp-conformance: cannot write {}: {e}", path.display());
-            return Err(USAGE);
-        }
-    }
-    if let Some(dir) = &cli.transcript {
-        if let Err(e) = transcript::write(dir, reports) {
-            eprintln!(
-                "mcp-conformance: cannot write transcripts under {}: {e}",
-                dir.display()
-            );
-            return Err(USAGE);
-        }
-    }
-    Ok(())
+    let out = Outputs {
+        json: cli.format == FormatArg::Json,
+        verbose: cli.verbose,
+        junit: cli.junit.as_deref(),
+        transcript: cli.transcript.as_deref(),
+    };
+    crate::entry::write_reports(out, reports)
 }
 
 /// 3 if a target could not be started, 1 if a check failed, else 0.

@@ -17,7 +17,8 @@
 //! * `startup`: era detection with two processes, and the start error when nothing answers;
 //!   `runner`: where each check runs, shared sessions, `--jobs`, a server that stops
 //!   answering, root causes, expected failures.
-//! * `target`: command lines and host config files; `report`: text, JSON, JUnit, transcripts.
+//! * `target`: command lines and host config files; `report`: text, JSON, JUnit, transcripts;
+//!   `entry`: what both command lines share (the runtime, writing the reports).
 //! * `groups`: the process groups of the servers the harness starts, each ended as a whole;
 //!   `interrupt`: an interrupted run ends them all before it exits.
 
@@ -30,6 +31,7 @@ mod clients;
 mod config;
 mod coverage;
 mod ctx;
+mod entry;
 mod era;
 mod evidence;
 mod groups;

@@ -2,7 +2,6 @@
 //! server per scenario and judges the client that connects to it; one report, as for servers.
 
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -16,7 +15,8 @@ use super::run::{run_all, RunError, ScenarioRun, Settings};
 use super::scenario::ScenarioId;
 use super::timeline::Wire;
 use crate::check::{Profile, Starts, Status, TargetReport};
-use crate::report::{json, junit, text, transcript};
+use crate::entry::Outputs;
+use crate::report::{json, junit};
 use crate::select::id_matches;
 use crate::target::parse_env;
 
@@ -127,20 +127,7 @@ const START: u8 = 3;
 /// Runs `mcp-conformance client …`; `args` starts with the program name.
 pub(crate) fn main(args: Vec<OsString>) -> ExitCode {
     let cli = ClientCli::parse_from(args);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mcp-conformance: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let code = runtime.block_on(crate::interrupt::run_to_the_end(run(cli)));
-    runtime.shutdown_timeout(Duration::from_secs(1));
-    ExitCode::from(code)
+    crate::entry::run_to_exit(run(cli))
 }
 
 /// What is wrong with the command line or its files (exit code 2), in words.
@@ -487,37 +474,11 @@ fn deciding<'a>(runs: &'a [ScenarioRun], text: &str) -> Option<&'a ScenarioRun> 
 
 /// The report on stdout, and the JUnit and transcript files asked for.
 fn write_reports(cli: &ClientCli, report: &TargetReport) -> Result<(), u8> {
-    let reports = std::slice::from_ref(report);
-    match cli.format {
-        FormatArg::Text => {
-            let opts = text::TextOptions {
-                color: text::color_wanted(std::io::stdout().is_terminal()),
-                verbose: cli.verbose,
-            };
-            print!("{}", text::render(reports, &opts));
-        }
-        FormatArg::Json => match serde_json::to_string_pretty(&json::render(reports)) {
-            Ok(s) => println!("{s}"),
-            Err(e) => eprintln!("mcp-conformance client: cannot write the JSON report: {e}"),
-        },
-    }
-    if let Some(path) = &cli.junit {
-        if let Err(e) = std::fs::write(path, junit::render(reports)) {
-            eprintln!(
-                "mcp-conformance client: cannot write {}: {e}",
-                path.display()
-            );
-            return Err(USAGE);
-        }
-    }
-    if let Some(dir) = &cli.transcript {
-        if let Err(e) = transcript::write(dir, reports) {
-            eprintln!(
-                "mcp-conformance client: cannot write transcripts under {}: {e}",
-                dir.display()
-            );
-            return Err(USAGE);
-        }
-    }
-    Ok(())
+    let out = Outputs {
+        json: cli.format == FormatArg::Json,
+        verbose: cli.verbose,
+        junit: cli.junit.as_deref(),
+        transcript: cli.transcript.as_deref(),
+    };
+    crate::entry::write_reports(out, std::slice::from_ref(report))
 }
