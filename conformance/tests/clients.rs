@@ -736,3 +736,27 @@ fn a_content_length_client_is_answered_in_its_framing() {
         run.context()
     );
 }
+
+#[test]
+fn profiles_and_selection() {
+    // A SHOULD is a WARN under generic (exit 0), a FAIL under strict (exit 1).
+    let bug = fixture(Some("stay-after-wrong-version"));
+    let options = ["--scenario", "wrong-version", "--profile", "strict"];
+    let (run, report) = judge("stdio", &options, &bug);
+    let id = "client.unsupported-version-disconnect";
+    assert_eq!(find(&report, id)["status"], "FAIL", "{}", run.context());
+    assert_eq!(run.code, 1, "{}", run.context());
+    // --skip leaves the failing check out; --only keeps just what it names.
+    let bug = fixture(Some("no-initialized"));
+    let (run, report) = judge("stdio", &["--skip", "client.initialized-sent"], &bug);
+    assert_eq!(run.code, 0, "{}", run.context());
+    assert!(checks(&report)
+        .iter()
+        .all(|c| c["id"] != "client.initialized-sent"));
+    let (run, report) = judge("http", &["--only", "client.http-*"], &fixture(None));
+    assert_eq!(run.code, 0, "{}", run.context());
+    assert!(checks(&report)
+        .iter()
+        .all(|c| c["id"].as_str().unwrap().starts_with("client.http-")));
+    assert!(!checks(&report).is_empty());
+}
