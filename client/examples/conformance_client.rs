@@ -19,8 +19,9 @@
 
 use std::process::ExitCode;
 
-use mcp_client::{Client, ClientError, ClientOptions, HttpTarget, ServerCommand};
-use serde_json::{json, Value};
+use mcp_client::elicitation::ElicitResponse;
+use mcp_client::{Client, ClientError, ClientOptions, Elicitation, HttpTarget, ServerCommand};
+use serde_json::{json, Map, Value};
 
 const USAGE: &str = "usage: conformance_client [--stdio] <server URL | server executable>
   MCP_CONFORMANCE_SCENARIO names the scenario (initialize, tools_call, sse-retry,
@@ -110,8 +111,21 @@ fn main() -> ExitCode {
     }
 }
 
-fn options(_scenario: Scenario) -> ClientOptions {
-    ClientOptions::default()
+/// Elicitation is declared only where the scenario asks for it: a client declares what it
+/// does, and nothing more.
+fn options(scenario: Scenario) -> ClientOptions {
+    let elicitation = (scenario == Scenario::ElicitationDefaults).then(|| {
+        // The user submits the form as shown: every field keeps its pre-filled default
+        // (the library adds the defaults of the fields left out).
+        Elicitation::new(|request| async move {
+            eprintln!("elicitation: {}", request.message);
+            ElicitResponse::accept(Map::new())
+        })
+    });
+    ClientOptions {
+        elicitation,
+        ..ClientOptions::default()
+    }
 }
 
 async fn run(scenario: Scenario, target: &Target) -> Result<(), ClientError> {

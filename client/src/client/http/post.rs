@@ -84,13 +84,7 @@ pub(super) async fn exchange(
     }
     // A notification or a reply: accepted (202, no body) is all there is to it.
     let Some(id) = request_id else { return Ok(()) };
-    let media_type = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .unwrap_or_default();
+    let media_type = media_type(&response);
     let mut reply = Reply::new(id);
     match media_type.as_str() {
         names::JSON => {
@@ -288,6 +282,18 @@ pub(super) fn messages_in(bytes: &[u8]) -> Vec<Message> {
             Vec::new()
         }
     }
+}
+
+/// The media type of a response (`Content-Type` without parameters, lower case; empty when
+/// absent).
+fn media_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default()
 }
 
 /// Reads a whole body, refusing one over `limit` bytes before it is all in memory.
