@@ -10,18 +10,20 @@
 //! ```
 //!
 //! Per scenario: `initialize` (and any scenario it does not know) connects, lists the tools and
-//! closes; `tools_call` also calls `add_numbers {a, b}`; `sse-retry` calls
+//! closes (over HTTP, a request that finds the session expired starts a new one and is sent
+//! again); `tools_call` also calls `add_numbers {a, b}`; `sse-retry` calls
 //! `test_reconnection`, whose reply comes after the server closed the stream and the client
 //! resumed it; `elicitation-sep1034-client-defaults` calls
 //! `test_client_elicitation_defaults` while answering elicitation by accepting with the
 //! schema's defaults. The exit status is 0 when every step worked, 1 otherwise (with the
 //! error on stderr), 2 for bad arguments.
 
+use std::future::Future;
 use std::process::ExitCode;
 
 use mcp_client::elicitation::ElicitResponse;
 use mcp_client::{Client, ClientError, ClientOptions, Elicitation, HttpTarget, ServerCommand};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Map};
 
 const USAGE: &str = "usage: conformance_client [--stdio] <server URL | server executable>
   MCP_CONFORMANCE_SCENARIO names the scenario (initialize, tools_call, sse-retry,
@@ -128,7 +130,16 @@ fn options(scenario: Scenario) -> ClientOptions {
     }
 }
 
-async fn run(scenario: Scenario, target: &Target) -> Result<(), ClientError> {
+/// Why a scenario failed.
+#[derive(Debug, thiserror::Error)]
+enum Failed {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("{tool} returned an error result: {text}")]
+    ToolError { tool: &'static str, text: String },
+}
+
+async fn run(scenario: Scenario, target: &Target) -> Result<(), Failed> {
     let options = options(scenario);
     let client = match target {
         Target::Http(url) => Client::connect_http(HttpTarget::new(url), options)?,
@@ -140,31 +151,44 @@ async fn run(scenario: Scenario, target: &Target) -> Result<(), ClientError> {
     outcome
 }
 
-async fn steps(scenario: Scenario, client: &Client) -> Result<(), ClientError> {
+/// Runs `request`; if the server ended the HTTP session (404), starts a new one and runs it
+/// once more ("it MUST start a new session by sending a new InitializeRequest").
+async fn renewing<T, F, Fut>(client: &Client, request: F) -> Result<T, ClientError>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<T, ClientError>>,
+{
+    match request().await {
+        Err(ClientError::SessionExpired { session_id, .. }) => {
+            eprintln!("session {session_id} expired: starting a new one");
+            client.connect().await?;
+            request().await
+        }
+        other => other,
+    }
+}
+
+async fn steps(scenario: Scenario, client: &Client) -> Result<(), Failed> {
     let connected = client.connect().await?;
     eprintln!(
         "connected ({} era, {})",
         connected.era(),
         connected.protocol_version()
     );
-    let tools = client.list_tools().await?;
+    let tools = renewing(client, || client.list_tools()).await?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     eprintln!("tools: {names:?}");
-    let call = match scenario {
+    let (tool, arguments) = match scenario {
         Scenario::Initialize => return Ok(()),
         Scenario::ToolsCall => ("add_numbers", json!({"a": 5, "b": 3})),
         Scenario::SseRetry => ("test_reconnection", json!({})),
         Scenario::ElicitationDefaults => ("test_client_elicitation_defaults", json!({})),
     };
-    let result = client.call_tool(call.0, call.1).await?;
+    let result = renewing(client, || client.call_tool(tool, arguments.clone())).await?;
     let text = serde_json::to_string(&result).unwrap_or_default();
-    eprintln!("{} returned {text}", call.0);
+    eprintln!("{tool} returned {text}");
     if result.is_error == Some(true) {
-        return Err(ClientError::InvalidArguments(format!(
-            "{} returned an error result: {}",
-            call.0,
-            Value::from(text)
-        )));
+        return Err(Failed::ToolError { tool, text });
     }
     Ok(())
 }
