@@ -69,6 +69,36 @@ pub enum PeerError {
     /// The connection or the call ended before an answer came.
     #[error("the connection ended before the client answered")]
     Closed,
+    /// A 2026-07-28 call asked the client: the core answered its request with an
+    /// `input_required` result (`basic/patterns/mrtr.mdx`); the client retries the call with
+    /// the answer, and this run of it is over.
+    #[error("the request was sent as an input_required result; the client retries the call with its answer")]
+    InputRequired,
+    /// A notification the core did not send, and why.
+    #[error("not sent: {0}")]
+    Withheld(Withheld),
+}
+
+/// Why a running call's notification was not sent.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Withheld {
+    /// The client set a log level above the message's (`logging/setLevel`, or the request's
+    /// `io.modelcontextprotocol/logLevel`).
+    #[error("below the client's log level `{0}`")]
+    BelowLevel(&'static str),
+    /// 2026-07-28: "If absent, the server MUST NOT send any notifications/message".
+    #[error("the request's _meta has no io.modelcontextprotocol/logLevel")]
+    NoLogLevel,
+    /// The server did not declare the capability the notification belongs to.
+    #[error("the server did not declare the `{0}` capability")]
+    NotDeclared(&'static str),
+    /// The request carried no `_meta.progressToken` (`utilities/progress.mdx`).
+    #[error("the request's _meta has no progressToken")]
+    NoProgressToken,
+    /// 2026-07-28 sends list changes only on `subscriptions/listen` streams
+    /// (`basic/patterns/subscriptions.mdx`), which this server does not serve.
+    #[error("2026-07-28 sends list changes only on subscriptions/listen streams, which this server does not serve")]
+    NoSubscription,
 }
 
 /// The client, for a running call ([`crate::ToolCall::Asking`]).
@@ -89,7 +119,9 @@ impl Peer {
         Peer { call, link }
     }
 
-    /// Sends `method` to the client and waits for its result.
+    /// Sends `method` to the client and waits for its result. In the 2026-07-28 era the core
+    /// answers with the retry's `inputResponses` if it carries one, and otherwise ends the
+    /// call with an `input_required` result ([`PeerError::InputRequired`]).
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, PeerError> {
         let (answer, answered) = oneshot::channel();
         let ask = Ask {
@@ -107,5 +139,12 @@ impl Peer {
             notify();
         }
         answered.await.unwrap_or(Err(PeerError::Closed))
+    }
+
+    /// Sends the notification `method` (progress, a log message, a list change) to the client,
+    /// once the core allows it; returns when it is queued for writing, before the call's
+    /// result, or why it was not sent.
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), PeerError> {
+        self.request(method, params).await.map(drop)
     }
 }

@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::outbound::{self, CallMeta};
 use super::{Served, Work};
 use crate::error::ServerError;
 use crate::params::ServerParams;
@@ -63,7 +64,7 @@ pub(crate) enum Handled {
     /// Send this now: a response, or a tool's result in its typed form.
     Reply(Outgoing),
     /// A tool call still running: run it, then reply to this id, shaped for this version.
-    Run(RequestId, Work, ProtocolVersion),
+    Run(RequestId, Work, ProtocolVersion, CallMeta),
     /// `notifications/cancelled` for this request.
     Cancel(RequestId),
     /// The client's response to a request the server sent.
@@ -78,6 +79,8 @@ pub(crate) struct Lifecycle {
     served: Arc<Served>,
     /// What the client declared in `initialize`: which requests the server may send it.
     client_capabilities: Map<String, Value>,
+    /// The level `logging/setLevel` set (a rank in `LOG_LEVELS`); `None`: never set.
+    log_level: Option<usize>,
 }
 
 impl Lifecycle {
@@ -86,6 +89,26 @@ impl Lifecycle {
             state: State::AwaitingInit,
             served,
             client_capabilities: Map::new(),
+            log_level: None,
+        }
+    }
+
+    /// The server's identity as 2026-07-28 results carry it.
+    pub(crate) fn modern_info(&self) -> &Value {
+        &self.served.modern_info
+    }
+
+    /// The level the client set with `logging/setLevel`, if it did.
+    pub(crate) fn log_level(&self) -> Option<usize> {
+        self.log_level
+    }
+
+    /// What this server declares beyond tools: only with diagnostic tools.
+    pub(crate) fn declared(&self) -> outbound::Declared {
+        let diagnostic = self.served.tools.is_diagnostic();
+        outbound::Declared {
+            logging: diagnostic,
+            list_changed: diagnostic,
         }
     }
 
@@ -121,7 +144,7 @@ impl Lifecycle {
             Ok(Outcome::Tool(result, version)) => {
                 Handled::Reply(self.tool_reply(id, result, version))
             }
-            Ok(Outcome::Running(work, version)) => Handled::Run(id, work, version),
+            Ok(Outcome::Running(work, version, meta)) => Handled::Run(id, work, version, meta),
             Err(e) => Handled::Reply(Response::error(Some(id), e.to_error_object()).into()),
         }
     }
@@ -161,6 +184,10 @@ impl Lifecycle {
                 let version = self.ready_version(&method)?;
                 self.call_tool(&method, params, version)
             }
+            outbound::SET_LEVEL if self.declared().logging => {
+                self.ready_version(&method)?;
+                self.set_level(&method, params).map(Outcome::Done)
+            }
             modern::DISCOVER => Err(ServerError::DiscoverWithoutMeta),
             _ => Err(ServerError::MethodNotFound(method)),
         }
@@ -174,7 +201,7 @@ impl Lifecycle {
         match method {
             modern::DISCOVER => {
                 let instructions = self.served.info.instructions.as_deref();
-                let result = crate::modern::discover(instructions);
+                let result = crate::modern::discover(instructions, self.declared().logging);
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_LIST => {
@@ -241,12 +268,7 @@ impl Lifecycle {
         let info = &self.served.info;
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
-            capabilities: ServerCapabilities {
-                tools: Some(ToolsCapability {
-                    list_changed: Some(false),
-                }),
-                other: Map::new(),
-            },
+            capabilities: self.capabilities(),
             server_info: Implementation {
                 name: info.name.clone(),
                 // `Implementation.title` exists from 2025-06-18.
@@ -259,6 +281,48 @@ impl Lifecycle {
             instructions: info.instructions.clone(),
         };
         Ok(to_value(&result))
+    }
+
+    /// `tools` (`listChanged` only with diagnostic tools, which change the list), and `logging`
+    /// with diagnostic tools, which log.
+    fn capabilities(&self) -> ServerCapabilities {
+        let declared = self.declared();
+        let mut other = Map::new();
+        if declared.logging {
+            other.insert("logging".to_owned(), Value::Object(Map::new()));
+        }
+        ServerCapabilities {
+            tools: Some(ToolsCapability {
+                list_changed: Some(declared.list_changed),
+            }),
+            other,
+        }
+    }
+
+    /// `logging/setLevel` (`server/utilities/logging.mdx`): later log messages of the session
+    /// below `level` are not sent.
+    fn set_level(
+        &mut self,
+        method: &str,
+        params: Option<ServerParams>,
+    ) -> Result<Value, ServerError> {
+        #[derive(serde::Deserialize)]
+        struct SetLevel {
+            level: String,
+        }
+        let params: SetLevel = parse_params(method, params)?;
+        let Some(level) = outbound::level_index(&params.level) else {
+            return Err(ServerError::InvalidParams {
+                method: method.to_owned(),
+                reason: format!(
+                    "level must be one of {}, got {:?}",
+                    modern::LOG_LEVELS.join(", "),
+                    crate::error::shown(&params.level)
+                ),
+            });
+        };
+        self.log_level = Some(level);
+        Ok(Value::Object(Map::new()))
     }
 
     fn ready_version(&self, method: &str) -> Result<ProtocolVersion, ServerError> {
@@ -294,6 +358,11 @@ impl Lifecycle {
         params: Option<ServerParams>,
         version: ProtocolVersion,
     ) -> Result<Outcome, ServerError> {
+        let meta = if self.served.tools.is_diagnostic() {
+            CallMeta::read(params.as_ref(), version)
+        } else {
+            CallMeta::default()
+        };
         // Read in parts by the parser when it could (`crate::params`); anything else, and
         // parts that do not fit, take the `Value` path, which words the -32602.
         let params: CallToolParams = match params {
@@ -310,8 +379,8 @@ impl Lifecycle {
             .ok_or_else(|| ServerError::UnknownTool(params.name.clone()))?;
         Ok(match tool.call(params.arguments.unwrap_or_default()) {
             ToolCall::Ready(result) => Outcome::Tool(result, version),
-            ToolCall::Pending(fut) => Outcome::Running(Box::new(move |_| fut), version),
-            ToolCall::Asking(work) => Outcome::Running(work, version),
+            ToolCall::Pending(fut) => Outcome::Running(Box::new(move |_| fut), version, meta),
+            ToolCall::Asking(work) => Outcome::Running(work, version, meta),
         })
     }
 }
@@ -321,7 +390,7 @@ enum Outcome {
     Done(Value),
     /// A tool's result, ready now: sent in its typed form, with no `Value` tree.
     Tool(CallToolResult, ProtocolVersion),
-    Running(Work, ProtocolVersion),
+    Running(Work, ProtocolVersion, CallMeta),
 }
 
 /// Params of a protocol method; anything that does not fit its schema is -32602.

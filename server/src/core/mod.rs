@@ -6,13 +6,16 @@
 
 mod calls;
 mod lifecycle;
+mod outbound;
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mcp_protocol::codec::RawFrame;
 use mcp_protocol::mcp::{methods, CallToolResult, ProtocolVersion};
-use mcp_protocol::{FrameError, Incoming, InvalidMessage, Message, Outgoing, Response};
+use mcp_protocol::{
+    FrameError, Incoming, InvalidMessage, Message, Notification, Outgoing, Response,
+};
 use serde_json::Value;
 
 use self::calls::Calls;
@@ -79,6 +82,26 @@ impl<R> std::fmt::Debug for Action<R> {
             Action::Start(call, _) => f.debug_tuple("Start").field(call).finish(),
             Action::Abort(call) => f.debug_tuple("Abort").field(call).finish(),
             Action::Answer(_, answer) => f.debug_tuple("Answer").field(answer).finish(),
+        }
+    }
+}
+
+/// What a running call's message to the client comes to ([`Core::ask`]).
+#[derive(Debug)]
+pub(crate) struct Asked<R> {
+    /// The message to write: the request or notification, or for a 2026-07-28 call that
+    /// needs input, its `input_required` result.
+    pub(crate) send: Option<Outgoing>,
+    /// The answer to give the call now (once `send` is queued); `None` while the client's
+    /// response is awaited.
+    pub(crate) settle: Option<(R, Result<Value, PeerError>)>,
+}
+
+impl<R> Asked<R> {
+    fn settled(answer: R, outcome: Result<Value, PeerError>) -> Self {
+        Asked {
+            send: None,
+            settle: Some((answer, outcome)),
         }
     }
 }
@@ -183,30 +206,87 @@ impl<R> Core<R> {
         }
     }
 
-    /// A running call asks the client `method`: the request to send, with an id the core
-    /// routes the answer by; or why it may not be sent (the answer is handed back with it).
+    /// A running call sends the client `method`, a request or a notification; `can_push`:
+    /// whether the transport has a stream to carry it (an HTTP POST answered with JSON has
+    /// not). What to write, and the answer to give the call now, if any: a request waiting on
+    /// the client keeps `answer` until the client's response ([`Action::Answer`]).
     pub(crate) fn ask(
         &mut self,
         call: CallId,
         method: String,
         params: Option<Value>,
         answer: R,
-    ) -> Result<Outgoing, (R, PeerError)> {
-        let Some(version) = self.calls.version(call) else {
-            return Err((answer, PeerError::Closed));
+        can_push: bool,
+    ) -> Asked<R> {
+        let Some(version) = self.calls.get(call).map(|r| r.version) else {
+            return Asked::settled(answer, Err(PeerError::Closed));
         };
-        if version.is_modern() {
-            return Err((answer, PeerError::Stateless));
+        let is_notification = method.starts_with("notifications/");
+        if version.is_modern() && !is_notification {
+            return self.modern_ask(call, method, params, answer);
         }
-        if let Some(capability) = needed_capability(&method) {
+        if !can_push {
+            return Asked::settled(answer, Err(PeerError::NoStream));
+        }
+        if is_notification {
+            let declared = self.lifecycle.declared();
+            let level = self.lifecycle.log_level();
+            let meta = self.calls.get(call).map(|r| &r.meta);
+            let decided = meta.map_or(Err(PeerError::Closed), |meta| {
+                outbound::notification(&method, params, meta, declared, level)
+            });
+            return match decided {
+                Ok(params) => Asked {
+                    send: Some(Message::Notification(Notification { method, params }).into()),
+                    settle: Some((answer, Ok(Value::Null))),
+                },
+                Err(why) => Asked::settled(answer, Err(why)),
+            };
+        }
+        if let Some(capability) = outbound::needed_capability(&method) {
             if !self.lifecycle.client_declared(capability) {
-                return Err((answer, PeerError::NotDeclared(capability, method)));
+                return Asked::settled(answer, Err(PeerError::NotDeclared(capability, method)));
             }
         }
         let id = self.calls.asked(call, answer);
         tracing::debug!(id = %id, method, "request to the client");
         let request = mcp_protocol::Request { id, method, params };
-        Ok(Message::Request(request).into())
+        Asked {
+            send: Some(Message::Request(request).into()),
+            settle: None,
+        }
+    }
+
+    /// A 2026-07-28 call's request to the client (`basic/patterns/mrtr.mdx`): answered from
+    /// the retry's `inputResponses`, or the call ends with an `input_required` result that
+    /// asks for it. A call whose `_meta` was not kept (no diagnostic tools) cannot ask.
+    fn modern_ask(
+        &mut self,
+        call: CallId,
+        method: String,
+        params: Option<Value>,
+        answer: R,
+    ) -> Asked<R> {
+        let decided = match self.calls.get(call).and_then(|r| r.meta.modern.as_ref()) {
+            Some(meta) => outbound::modern_ask(&method, params, meta),
+            None => Err(PeerError::Stateless),
+        };
+        match decided {
+            Ok(outbound::ModernAsk::Answered(value)) => Asked::settled(answer, Ok(value)),
+            Ok(outbound::ModernAsk::InputRequired(result)) => {
+                let mut unused = Vec::new();
+                let Some(running) = self.calls.end(call, &mut unused) else {
+                    return Asked::settled(answer, Err(PeerError::Closed));
+                };
+                tracing::debug!(method, "input_required: the client retries with the answer");
+                let value = crate::modern::input_required(result, self.lifecycle.modern_info());
+                Asked {
+                    send: Some(Response::success(running.id, value).into()),
+                    settle: Some((answer, Err(PeerError::InputRequired))),
+                }
+            }
+            Err(why) => Asked::settled(answer, Err(why)),
+        }
     }
 
     /// Acts on what the lifecycle made of a message; `batch` is the batch it is a member of.
@@ -217,14 +297,16 @@ impl<R> Core<R> {
                 None => out.push(Action::Send(reply)),
                 Some(batch) => self.calls.ready(batch, reply.into_messages()),
             },
-            Handled::Run(id, work, version) => match self.calls.start(id, version, batch) {
-                Ok(call) => out.push(Action::Start(call, work)),
-                Err(id) => {
-                    let e = ServerError::DuplicateId(id.clone());
-                    let reply = Response::error(Some(id), e.to_error_object()).into();
-                    self.act(Handled::Reply(reply), batch, out);
+            Handled::Run(id, work, version, meta) => {
+                match self.calls.start(id, version, batch, meta) {
+                    Ok(call) => out.push(Action::Start(call, work)),
+                    Err(id) => {
+                        let e = ServerError::DuplicateId(id.clone());
+                        let reply = Response::error(Some(id), e.to_error_object()).into();
+                        self.act(Handled::Reply(reply), batch, out);
+                    }
                 }
-            },
+            }
             Handled::Cancel(id) => self.calls.cancel(&id, out),
             Handled::Answer(response) => self.calls.answered(response, out),
         }
@@ -275,17 +357,6 @@ impl<R> Core<R> {
                 out.push(Action::Send(Outgoing::Batch(replies)));
             }
         }
-    }
-}
-
-/// The client capability a server request needs (`client/roots.mdx`, `client/sampling.mdx`,
-/// `client/elicitation.mdx`: servers MUST NOT send what the client did not declare).
-fn needed_capability(method: &str) -> Option<&'static str> {
-    match method {
-        "roots/list" => Some("roots"),
-        "sampling/createMessage" => Some("sampling"),
-        "elicitation/create" => Some("elicitation"),
-        _ => None,
     }
 }
 

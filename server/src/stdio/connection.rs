@@ -180,15 +180,19 @@ impl<R: Runner> Connection<R> {
         self.act()
     }
 
-    /// A running call's request to the client: written, or refused at once.
+    /// A running call's message to the client: written (then answered, for a notification),
+    /// or refused at once.
     pub(super) fn ask(&mut self, ask: Ask) -> io::Result<()> {
-        match self.core.ask(ask.call, ask.method, ask.params, ask.answer) {
-            Ok(request) => self.replies.encode(request),
-            Err((answer, why)) => {
-                let _ = answer.send(Err(why));
-                Ok(())
-            }
+        let asked = self
+            .core
+            .ask(ask.call, ask.method, ask.params, ask.answer, true);
+        if let Some(message) = asked.send {
+            self.replies.encode(message)?;
         }
+        if let Some((answer, outcome)) = asked.settle {
+            let _ = answer.send(outcome);
+        }
+        Ok(())
     }
 
     /// Carries out the core's actions.

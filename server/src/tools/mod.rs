@@ -1,5 +1,6 @@
 //! Tools: the [`Tool`] trait, the [`ToolSet`], and the built-in `echo`.
 
+mod diag;
 mod echo;
 
 use std::collections::BTreeMap;
@@ -41,6 +42,12 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs the tool. Arguments that fail the input schema are a result with `isError: true`
     /// and a message a model can act on, never a JSON-RPC error.
     fn call(&self, arguments: Map<String, Value>) -> ToolCall;
+
+    /// Whether the tool is offered now: a tool that is not is neither listed nor callable
+    /// (a tool list that changes, `server/tools.mdx` List Changed Notification).
+    fn listed(&self) -> bool {
+        true
+    }
 }
 
 /// Registering a second tool under a name already taken.
@@ -55,6 +62,9 @@ pub struct ToolSet {
     /// A tree, not a hash map: hashing the name with SipHash cost more than a few `memcmp`s
     /// (2 % of an echo call).
     by_name: BTreeMap<String, usize>,
+    /// The diagnostic tools are registered: the server declares `logging` and
+    /// `tools.listChanged`, and keeps what each call's request said about itself.
+    diagnostic: bool,
 }
 
 impl fmt::Debug for ToolSet {
@@ -81,16 +91,35 @@ impl ToolSet {
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        self.by_name
+            .get(name)
+            .map(|&i| &self.tools[i])
+            .filter(|t| t.listed())
+    }
+
+    /// Whether the diagnostic tools are registered ([`diagnostic_tools`]).
+    pub fn is_diagnostic(&self) -> bool {
+        self.diagnostic
     }
 
     /// The definitions as `version` defines them.
     pub fn definitions(&self, version: ProtocolVersion) -> Vec<mcp::Tool> {
         self.tools
             .iter()
+            .filter(|t| t.listed())
             .map(|t| t.definition().for_version(version))
             .collect()
     }
+}
+
+/// `echo` and the diagnostic tools (`mcp-echo-server --diagnostic`): each makes the client
+/// exercise one feature on request (progress, cancellation, logging, sampling, elicitation,
+/// roots, list changes, error, large and image results).
+pub fn diagnostic_tools() -> ToolSet {
+    let mut tools = default_tools();
+    diag::register(&mut tools);
+    tools.diagnostic = true;
+    tools
 }
 
 /// The tools of the `mcp-echo-server` binary: just `echo`.
