@@ -95,6 +95,10 @@ pub enum Withheld {
     /// The request carried no `_meta.progressToken` (`utilities/progress.mdx`).
     #[error("the request's _meta has no progressToken")]
     NoProgressToken,
+    /// A progress notification whose `progress` is missing or not greater than the last one's
+    /// ("The progress value MUST increase with each notification").
+    #[error("its progress is not a number greater than the last one sent")]
+    NotIncreasing,
     /// 2026-07-28 sends list changes only on `subscriptions/listen` streams
     /// (`basic/patterns/subscriptions.mdx`), which this server does not serve.
     #[error("2026-07-28 sends list changes only on subscriptions/listen streams, which this server does not serve")]

@@ -125,6 +125,10 @@ impl<R> Calls<R> {
         self.running.get(&call)
     }
 
+    pub(crate) fn get_mut(&mut self, call: CallId) -> Option<&mut Running> {
+        self.running.get_mut(&call)
+    }
+
     /// A call ended: forgotten, with the requests it left unanswered cancelled. `None` if it
     /// was not running (cancelled before it ended).
     pub(crate) fn end(&mut self, call: CallId, out: &mut Vec<Action<R>>) -> Option<Running> {

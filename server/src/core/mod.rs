@@ -31,6 +31,11 @@ use crate::tools::ToolSet;
 /// ask the client through, it gives the tool's result.
 pub(crate) type Work = Box<dyn FnOnce(Peer) -> BoxFuture<'static, CallToolResult> + Send>;
 
+/// Added to the instructions when the diagnostic tools are served.
+const DIAGNOSTIC_INSTRUCTIONS: &str = " Diagnostic tools are enabled: each diag_* tool makes the \
+client exercise one MCP feature (progress, cancellation, logging, sampling, elicitation, roots, \
+tool list changes, error, large and image results); call one when the user asks to test it.";
+
 /// What every connection's core serves: the tools and who the server is.
 #[derive(Debug)]
 pub(crate) struct Served {
@@ -41,7 +46,12 @@ pub(crate) struct Served {
 }
 
 impl Served {
-    pub(crate) fn new(tools: Arc<ToolSet>, info: ServerInfo) -> Arc<Served> {
+    pub(crate) fn new(tools: Arc<ToolSet>, mut info: ServerInfo) -> Arc<Served> {
+        if tools.is_diagnostic() {
+            if let Some(instructions) = &mut info.instructions {
+                instructions.push_str(DIAGNOSTIC_INSTRUCTIONS);
+            }
+        }
         let modern_info = crate::modern::server_info(&info);
         Arc::new(Served {
             tools,
@@ -231,7 +241,7 @@ impl<R> Core<R> {
         if is_notification {
             let declared = self.lifecycle.declared();
             let level = self.lifecycle.log_level();
-            let meta = self.calls.get(call).map(|r| &r.meta);
+            let meta = self.calls.get_mut(call).map(|r| &mut r.meta);
             let decided = meta.map_or(Err(PeerError::Closed), |meta| {
                 outbound::notification(&method, params, meta, declared, level)
             });
@@ -381,3 +391,7 @@ fn log_incoming<P>(message: &Message<P>) {
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "diag_tests.rs"]
+mod diag_tests;

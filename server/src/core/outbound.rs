@@ -24,6 +24,8 @@ pub(crate) const SET_LEVEL: &str = "logging/setLevel";
 pub(crate) struct CallMeta {
     /// `_meta.progressToken` (a string or an integer).
     pub(crate) progress_token: Option<Value>,
+    /// The last progress sent for it: the next must be greater.
+    pub(crate) last_progress: Option<f64>,
     /// 2026-07-28: the request's own log level, its client capabilities and the answers a
     /// retry carries (`inputResponses`).
     pub(crate) modern: Option<ModernMeta>,
@@ -57,6 +59,7 @@ impl CallMeta {
         });
         CallMeta {
             progress_token,
+            last_progress: None,
             modern,
         }
     }
@@ -103,7 +106,7 @@ pub(crate) struct Declared {
 pub(crate) fn notification(
     method: &str,
     params: Option<Value>,
-    meta: &CallMeta,
+    meta: &mut CallMeta,
     declared: Declared,
     session_level: Option<usize>,
 ) -> Result<Option<Value>, PeerError> {
@@ -113,6 +116,13 @@ pub(crate) fn notification(
             let Some(token) = &meta.progress_token else {
                 return withheld(Withheld::NoProgressToken);
             };
+            // "The progress value MUST increase with each notification".
+            let progress = params.as_ref().and_then(|p| p.get("progress")?.as_f64());
+            let Some(progress) = progress.filter(|p| meta.last_progress.is_none_or(|l| *p > l))
+            else {
+                return withheld(Withheld::NotIncreasing);
+            };
+            meta.last_progress = Some(progress);
             let mut params = params.unwrap_or_else(|| json!({}));
             if let Value::Object(map) = &mut params {
                 map.insert("progressToken".into(), token.clone());

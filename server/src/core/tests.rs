@@ -38,7 +38,7 @@ fn core() -> Core<&'static str> {
 
 /// A running call's request through [`Core::ask`], as a transport with a stream sees it: the
 /// message to write, or the refusal handed back with its answer.
-fn ask(
+pub(super) fn ask(
     c: &mut Core<&'static str>,
     call: CallId,
     method: String,
@@ -54,7 +54,7 @@ fn ask(
 }
 
 /// Hands `message` to the core; its actions.
-fn feed(core: &mut Core<&'static str>, message: Value) -> Vec<Action<&'static str>> {
+pub(super) fn feed(core: &mut Core<&'static str>, message: Value) -> Vec<Action<&'static str>> {
     let bytes = serde_json::to_vec(&message).unwrap();
     let mut out = Vec::new();
     core.incoming(parse_as::<ServerParams>(&bytes).unwrap(), &mut out);
@@ -84,7 +84,7 @@ fn cancel(id: Value) -> Value {
 }
 
 /// The messages `action` sends, as JSON.
-fn sent(action: &Action<&'static str>) -> Value {
+pub(super) fn sent(action: &Action<&'static str>) -> Value {
     match action {
         Action::Send(out) => {
             let messages = out.clone().into_messages();
@@ -101,7 +101,7 @@ fn sent(action: &Action<&'static str>) -> Value {
     }
 }
 
-fn started(actions: &[Action<&'static str>]) -> CallId {
+pub(super) fn started(actions: &[Action<&'static str>]) -> CallId {
     match actions {
         [Action::Start(call, _)] => *call,
         other => panic!("not one Start: {other:?}"),
@@ -230,7 +230,13 @@ fn a_call_asks_the_client_only_what_it_declared_and_gets_the_answer_routed_back(
     let mut c = ready(json!({"roots": {}}));
     let call = started(&feed(&mut c, call(json!(1), "later")));
 
-    let Err((answer, why)) = ask(&mut c, call, "sampling/createMessage".into(), None, "sampling") else {
+    let Err((answer, why)) = ask(
+        &mut c,
+        call,
+        "sampling/createMessage".into(),
+        None,
+        "sampling",
+    ) else {
         panic!("sampling was not declared");
     };
     assert_eq!(answer, "sampling");

@@ -272,34 +272,34 @@ async fn slow(seconds: u64) -> CallToolResult {
 
 async fn log(peer: Peer) -> CallToolResult {
     let mut sent = Vec::new();
-    let mut withheld = Vec::new();
+    // Levels not sent, grouped by why.
+    let mut withheld: Vec<(Withheld, Vec<&str>)> = Vec::new();
     for level in LEVELS {
         let params = json!({"level": level, "logger": "diag_log",
             "data": format!("diag_log: a message at level {level}")});
         match peer.notify("notifications/message", Some(params)).await {
             Ok(()) => sent.push(level),
-            Err(PeerError::Withheld(why)) => withheld.push(format!("{level} ({why})")),
+            Err(PeerError::Withheld(why)) => match withheld.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, levels)) => levels.push(level),
+                None => withheld.push((why, vec![level])),
+            },
             Err(e) => {
                 return CallToolResult::error(format!("Log messages could not be sent: {e}."))
             }
         }
     }
-    let list = |v: &[&str]| {
-        if v.is_empty() {
-            "none".to_owned()
-        } else {
-            v.join(", ")
-        }
+    let mut text = if sent.is_empty() {
+        "Sent no log message.".to_owned()
+    } else {
+        format!(
+            "Sent log messages (notifications/message) at: {}.",
+            sent.join(", ")
+        )
     };
-    CallToolResult::text(format!(
-        "Sent log messages (notifications/message) at: {}. Not sent: {}.",
-        list(&sent),
-        if withheld.is_empty() {
-            "none".to_owned()
-        } else {
-            withheld.join(", ")
-        }
-    ))
+    for (why, levels) in withheld {
+        text.push_str(&format!(" Not sent at {}: {why}.", levels.join(", ")));
+    }
+    CallToolResult::text(text)
 }
 
 fn sampling() -> Option<Value> {
@@ -353,7 +353,7 @@ async fn toggle(peer: Peer, extra: Arc<AtomicBool>) -> CallToolResult {
             "diag_tool_list_changed {change} and sent notifications/tools/list_changed; the client should list tools again. Call it again to undo."
         )),
         Err(e) => CallToolResult::text(format!(
-            "diag_tool_list_changed {change}, but notifications/tools/list_changed was not sent: {e}."
+            "diag_tool_list_changed {change}, but notifications/tools/list_changed was {e}."
         )),
     }
 }
