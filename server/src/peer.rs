@@ -43,9 +43,21 @@ pub(crate) type Answer = oneshot::Sender<Result<Value, PeerError>>;
 #[derive(Debug)]
 pub(crate) struct Ask {
     pub(crate) call: CallId,
-    pub(crate) method: String,
-    pub(crate) params: Option<Value>,
+    pub(crate) what: Sending,
     pub(crate) answer: Answer,
+}
+
+/// What a running call asks the core for.
+#[derive(Debug)]
+pub(crate) enum Sending {
+    /// Send this request or notification to the client.
+    Message {
+        method: String,
+        params: Option<Value>,
+    },
+    /// Offer the tool of this name on this connection if it was not, or stop offering it
+    /// ([`crate::Tool::listed`] says which it starts as); answered with whether it is now.
+    ToggleTool(String),
 }
 
 /// Why a request to the client got no result.
@@ -127,11 +139,23 @@ impl Peer {
     /// answers with the retry's `inputResponses` if it carries one, and otherwise ends the
     /// call with an `input_required` result ([`PeerError::InputRequired`]).
     pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, PeerError> {
+        let method = method.to_owned();
+        self.ask(Sending::Message { method, params }).await
+    }
+
+    /// Offers the tool `name` on this connection (this session, or this stdio client) if it
+    /// was not offered, or stops offering it; whether it is offered now. The caller tells the
+    /// client (`notifications/tools/list_changed`).
+    pub async fn toggle_tool(&self, name: &str) -> Result<bool, PeerError> {
+        let listed = self.ask(Sending::ToggleTool(name.to_owned())).await?;
+        Ok(listed.as_bool().unwrap_or(false))
+    }
+
+    async fn ask(&self, what: Sending) -> Result<Value, PeerError> {
         let (answer, answered) = oneshot::channel();
         let ask = Ask {
             call: self.call,
-            method: method.to_owned(),
-            params,
+            what,
             answer,
         };
         self.link

@@ -238,6 +238,23 @@ async fn diag_tool_list_changed_notifies_on_the_post_stream() {
     );
     assert_eq!(events[1]["id"], 1);
     assert_eq!(events.len(), 2);
+
+    // The change is this session's: another session does not offer diag_extra.
+    let list = json!({"jsonrpc":"2.0","id":2,"method":"tools/list"});
+    let names = |list: Value| -> Vec<String> {
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mine = names(json_body(c.post(&sid, &list).await).await);
+    assert!(mine.contains(&"diag_extra".to_owned()), "{mine:?}");
+    let mut b = Client::connect(server.addr).await;
+    let other = b.handshake(json!({})).await;
+    let theirs = names(json_body(b.post(&[("mcp-session-id", &other)], &list).await).await);
+    assert!(!theirs.contains(&"diag_extra".to_owned()), "{theirs:?}");
 }
 
 #[tokio::test]

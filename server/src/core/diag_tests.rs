@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::tests::{ask, feed, sent, started};
 use super::*;
-use crate::peer::Withheld;
+use crate::peer::{Sending, Withheld};
 use crate::tools::{default_tools, diagnostic_tools};
 
 fn diag_core() -> Core<&'static str> {
@@ -48,6 +48,13 @@ fn modern_meta(capabilities: Value) -> Value {
            "io.modelcontextprotocol/clientCapabilities":capabilities})
 }
 
+fn message(method: &str, params: Option<Value>) -> Sending {
+    Sending::Message {
+        method: method.into(),
+        params,
+    }
+}
+
 fn as_json(out: Outgoing) -> Value {
     serde_json::to_value(out.into_messages().remove(0)).unwrap()
 }
@@ -59,7 +66,11 @@ fn notify(
     method: &str,
     params: Value,
 ) -> Result<Value, PeerError> {
-    let asked = c.ask(call, method.into(), Some(params), "n", true);
+    let what = Sending::Message {
+        method: method.into(),
+        params: Some(params),
+    };
+    let asked = c.ask(call, what, "n", true);
     match (asked.send, asked.settle) {
         (Some(out), Some(("n", Ok(Value::Null)))) => Ok(as_json(out)),
         (None, Some(("n", Err(why)))) => Err(why),
@@ -226,8 +237,7 @@ fn a_modern_call_asks_through_an_input_required_result_and_its_retry_is_answered
     // Even without a stream to push on (an HTTP POST answered with JSON).
     let asked = c.ask(
         call,
-        "sampling/createMessage".into(),
-        Some(json!({"maxTokens":1})),
+        message("sampling/createMessage", Some(json!({"maxTokens": 1}))),
         "s",
         false,
     );
@@ -254,7 +264,7 @@ fn a_modern_call_asks_through_an_input_required_result_and_its_retry_is_answered
         modern_meta(json!({"sampling":{}})),
         json!({"inputResponses":{"sampling/createMessage":answer}}),
     );
-    let asked = c.ask(retry, "sampling/createMessage".into(), None, "s", true);
+    let asked = c.ask(retry, message("sampling/createMessage", None), "s", true);
     assert!(asked.send.is_none());
     assert_eq!(asked.settle, Some(("s", Ok(answer))));
 }
@@ -277,7 +287,7 @@ fn a_capability_the_client_did_not_declare_is_refused_in_both_eras() {
         PeerError::NotDeclared("elicitation", "elicitation/create".into())
     );
     // A legacy request or notification needs a stream to go on.
-    let asked = c.ask(call, "roots/list".into(), None, "r", false);
+    let asked = c.ask(call, message("roots/list", None), "r", false);
     assert!(asked.send.is_none());
     assert_eq!(asked.settle, Some(("r", Err(PeerError::NoStream))));
 }
@@ -303,4 +313,31 @@ fn diag_extra_is_neither_listed_nor_callable_until_added() {
     );
     let call = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"diag_extra"}});
     assert_eq!(sent(&feed(&mut c, call)[0])["error"]["code"], -32602);
+}
+
+#[test]
+fn a_toggled_tool_is_offered_on_that_connection_only() {
+    let (mut c, _) = ready(json!({}));
+    let (mut other, _) = ready(json!({}));
+    let call = slow(&mut c, 1, json!({}), json!({}));
+    let toggle = |c: &mut Core<&'static str>| {
+        let asked = c.ask(call, Sending::ToggleTool("diag_extra".into()), "t", true);
+        assert!(asked.send.is_none());
+        asked.settle
+    };
+    assert_eq!(toggle(&mut c), Some(("t", Ok(json!(true)))));
+    let extra =
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"diag_extra"}});
+    assert!(
+        sent(&feed(&mut c, extra.clone())[0])["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("diag_extra was added")
+    );
+    assert_eq!(
+        sent(&feed(&mut other, extra.clone())[0])["error"]["code"],
+        -32602
+    );
+    assert_eq!(toggle(&mut c), Some(("t", Ok(json!(false)))));
+    assert_eq!(sent(&feed(&mut c, extra)[0])["error"]["code"], -32602);
 }

@@ -6,6 +6,7 @@
 //! handshake step is told which one. A request whose `_meta` names a protocol version is a
 //! 2026-07-28 request ([`Era::of`]), served whatever the legacy state.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use mcp_protocol::mcp::{
@@ -81,6 +82,8 @@ pub(crate) struct Lifecycle {
     client_capabilities: Map<String, Value>,
     /// The level `logging/setLevel` set (a rank in `LOG_LEVELS`); `None`: never set.
     log_level: Option<usize>,
+    /// Tools whose offering this connection flipped ([`crate::peer::Peer::toggle_tool`]).
+    toggled: BTreeSet<String>,
 }
 
 impl Lifecycle {
@@ -90,7 +93,16 @@ impl Lifecycle {
             served,
             client_capabilities: Map::new(),
             log_level: None,
+            toggled: BTreeSet::new(),
         }
+    }
+
+    /// Flips whether this connection offers the tool `name`; whether it does now.
+    pub(crate) fn toggle_tool(&mut self, name: String) -> bool {
+        if !self.toggled.remove(&name) {
+            self.toggled.insert(name.clone());
+        }
+        self.served.tools.listed(&name, &self.toggled)
     }
 
     /// The server's identity as 2026-07-28 results carry it.
@@ -347,7 +359,7 @@ impl Lifecycle {
             return Err(ServerError::InvalidCursor(cursor));
         }
         Ok(to_value(&ListToolsResult {
-            tools: self.served.tools.definitions(version),
+            tools: self.served.tools.offered(version, &self.toggled),
             next_cursor: None,
         }))
     }
@@ -375,7 +387,7 @@ impl Lifecycle {
         let tool = self
             .served
             .tools
-            .get(&params.name)
+            .get_offered(&params.name, &self.toggled)
             .ok_or_else(|| ServerError::UnknownTool(params.name.clone()))?;
         Ok(match tool.call(params.arguments.unwrap_or_default()) {
             ToolCall::Ready(result) => Outcome::Tool(result, version),

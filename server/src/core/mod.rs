@@ -24,7 +24,7 @@ use self::lifecycle::{Handled, Lifecycle};
 use crate::error::ServerError;
 use crate::info::ServerInfo;
 use crate::params::ServerParams;
-use crate::peer::{CallId, Peer, PeerError};
+use crate::peer::{CallId, Peer, PeerError, Sending};
 use crate::tools::ToolSet;
 
 /// A tool call still running, as the core hands it to a transport: given the [`Peer`] it may
@@ -216,18 +216,25 @@ impl<R> Core<R> {
         }
     }
 
-    /// A running call sends the client `method`, a request or a notification; `can_push`:
+    /// A running call sends the client a request or a notification (or changes which tools
+    /// this connection offers); `can_push`:
     /// whether the transport has a stream to carry it (an HTTP POST answered with JSON has
     /// not). What to write, and the answer to give the call now, if any: a request waiting on
     /// the client keeps `answer` until the client's response ([`Action::Answer`]).
     pub(crate) fn ask(
         &mut self,
         call: CallId,
-        method: String,
-        params: Option<Value>,
+        what: Sending,
         answer: R,
         can_push: bool,
     ) -> Asked<R> {
+        let (method, params) = match what {
+            Sending::Message { method, params } => (method, params),
+            Sending::ToggleTool(name) => {
+                let listed = self.lifecycle.toggle_tool(name);
+                return Asked::settled(answer, Ok(Value::Bool(listed)));
+            }
+        };
         let Some(version) = self.calls.get(call).map(|r| r.version) else {
             return Asked::settled(answer, Err(PeerError::Closed));
         };

@@ -45,7 +45,7 @@ pub(super) fn ask(
     params: Option<Value>,
     answer: &'static str,
 ) -> Result<Outgoing, (&'static str, PeerError)> {
-    let asked = c.ask(call, method, params, answer, true);
+    let asked = c.ask(call, Sending::Message { method, params }, answer, true);
     match (asked.send, asked.settle) {
         (Some(send), _) => Ok(send),
         (None, Some((answer, Err(why)))) => Err((answer, why)),

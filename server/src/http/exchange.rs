@@ -167,7 +167,7 @@ impl Conn {
             .state
             .lock()
             .core
-            .ask(ask.call, ask.method, ask.params, ask.answer, can_push);
+            .ask(ask.call, ask.what, ask.answer, can_push);
         if let Some((answer, outcome)) = asked.settle {
             let _ = answer.send(outcome);
         }

@@ -183,9 +183,7 @@ impl<R: Runner> Connection<R> {
     /// A running call's message to the client: written (then answered, for a notification),
     /// or refused at once.
     pub(super) fn ask(&mut self, ask: Ask) -> io::Result<()> {
-        let asked = self
-            .core
-            .ask(ask.call, ask.method, ask.params, ask.answer, true);
+        let asked = self.core.ask(ask.call, ask.what, ask.answer, true);
         if let Some(message) = asked.send {
             self.replies.encode(message)?;
         }

@@ -3,8 +3,6 @@
 //! (legacy server requests or 2026-07-28 input requests, log levels, progress tokens), is the
 //! core's decision ([`Peer::notify`], [`Peer::request`]); these tools only ask and report.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -35,12 +33,10 @@ enum Kind {
     Image,
 }
 
-/// One diagnostic tool. `extra`: whether `diag_extra` is listed now, shared by the tool that
-/// toggles it and the tool itself (one list for the whole process).
+/// One diagnostic tool.
 struct Diag {
     kind: Kind,
     definition: mcp::Tool,
-    extra: Arc<AtomicBool>,
 }
 
 /// An integer argument: its range and default.
@@ -91,7 +87,7 @@ fn spec(kind: Kind) -> (&'static str, &'static str, &'static [IntArg]) {
         Kind::Elicitation => ("diag_elicitation", "Diagnostic: asks the user, through the client, for a name (elicitation/create, form mode) and returns what the client answered. Checks the client's elicitation support.", &[]),
         Kind::Roots => ("diag_roots", "Diagnostic: asks the client for its roots (roots/list) and returns what it answered. Checks the client's roots support.", &[]),
         Kind::ListChanged => ("diag_tool_list_changed", "Diagnostic: adds the tool diag_extra (or removes it if present) and sends notifications/tools/list_changed. Checks that the client refreshes its tool list.", &[]),
-        Kind::Extra => ("diag_extra", "Diagnostic: present only after diag_tool_list_changed added it. Returns a short text.", &[]),
+        Kind::Extra => (EXTRA, "Diagnostic: present only after diag_tool_list_changed added it. Returns a short text.", &[]),
         Kind::Error => ("diag_error", "Diagnostic: always fails with a tool error (isError: true). Checks that the client shows tool errors.", &[]),
         Kind::Large => ("diag_large", "Diagnostic: returns one text block of the given size. Checks that the client handles large results.", &[KIB]),
         Kind::Image => ("diag_image", "Diagnostic: returns a small PNG image (16x16 checkerboard) as an image content block. Checks that the client shows images.", &[]),
@@ -112,14 +108,15 @@ const KINDS: [Kind; 11] = [
     Kind::Image,
 ];
 
-/// Registers every diagnostic tool (`diag_extra` unlisted until toggled).
+/// The tool `diag_tool_list_changed` adds and removes.
+const EXTRA: &str = "diag_extra";
+
+/// Registers every diagnostic tool (`diag_extra` not offered until a connection adds it).
 pub(super) fn register(tools: &mut ToolSet) {
-    let extra = Arc::new(AtomicBool::new(false));
     for kind in KINDS {
         let diag = Diag {
             kind,
             definition: definition(kind),
-            extra: Arc::clone(&extra),
         };
         // The diagnostic names are not taken by `echo`.
         let _ = tools.register(diag);
@@ -192,7 +189,7 @@ impl Tool for Diag {
     }
 
     fn listed(&self) -> bool {
-        self.kind != Kind::Extra || self.extra.load(Ordering::SeqCst)
+        self.kind != Kind::Extra
     }
 
     fn call(&self, arguments: Map<String, Value>) -> ToolCall {
@@ -211,10 +208,7 @@ impl Tool for Diag {
             Kind::Sampling => asking(|peer| ask(peer, "sampling/createMessage", sampling())),
             Kind::Elicitation => asking(|peer| ask(peer, "elicitation/create", elicitation())),
             Kind::Roots => asking(|peer| ask(peer, "roots/list", None)),
-            Kind::ListChanged => {
-                let extra = Arc::clone(&self.extra);
-                asking(move |peer| toggle(peer, extra))
-            }
+            Kind::ListChanged => asking(toggle),
             Kind::Extra => ToolCall::Ready(CallToolResult::text(
                 "diag_extra was added by diag_tool_list_changed; call that tool again to remove it.",
             )),
@@ -338,8 +332,12 @@ async fn ask(peer: Peer, method: &'static str, params: Option<Value>) -> CallToo
     }
 }
 
-async fn toggle(peer: Peer, extra: Arc<AtomicBool>) -> CallToolResult {
-    let listed = !extra.fetch_xor(true, Ordering::SeqCst);
+/// Adds or removes `diag_extra` on this connection only, and tells the client.
+async fn toggle(peer: Peer) -> CallToolResult {
+    let listed = match peer.toggle_tool(EXTRA).await {
+        Ok(listed) => listed,
+        Err(e) => return CallToolResult::error(format!("The tool list could not change: {e}.")),
+    };
     let change = if listed {
         "added the tool diag_extra"
     } else {

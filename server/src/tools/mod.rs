@@ -3,7 +3,7 @@
 mod diag;
 mod echo;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -43,8 +43,9 @@ pub trait Tool: Send + Sync + 'static {
     /// and a message a model can act on, never a JSON-RPC error.
     fn call(&self, arguments: Map<String, Value>) -> ToolCall;
 
-    /// Whether the tool is offered now: a tool that is not is neither listed nor callable
-    /// (a tool list that changes, `server/tools.mdx` List Changed Notification).
+    /// Whether a connection starts with this tool offered; one that is not is neither listed
+    /// nor callable until a call offers it ([`Peer::toggle_tool`]: a tool list that changes,
+    /// `server/tools.mdx` List Changed Notification).
     fn listed(&self) -> bool {
         true
     }
@@ -90,11 +91,26 @@ impl ToolSet {
         Ok(())
     }
 
+    /// The tool `name` as a connection starts ([`Tool::listed`]).
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.get_offered(name, &BTreeSet::new())
+    }
+
+    /// The tool `name` if offered on a connection that `toggled` these tools.
+    pub(crate) fn get_offered(
+        &self,
+        name: &str,
+        toggled: &BTreeSet<String>,
+    ) -> Option<&Arc<dyn Tool>> {
         self.by_name
             .get(name)
             .map(|&i| &self.tools[i])
-            .filter(|t| t.listed())
+            .filter(|t| t.listed() != toggled.contains(name))
+    }
+
+    /// Whether `name` is a tool offered on a connection that `toggled` these tools.
+    pub(crate) fn listed(&self, name: &str, toggled: &BTreeSet<String>) -> bool {
+        self.get_offered(name, toggled).is_some()
     }
 
     /// Whether the diagnostic tools are registered ([`diagnostic_tools`]).
@@ -102,11 +118,20 @@ impl ToolSet {
         self.diagnostic
     }
 
-    /// The definitions as `version` defines them.
+    /// The definitions as `version` defines them, of the tools a connection starts with.
     pub fn definitions(&self, version: ProtocolVersion) -> Vec<mcp::Tool> {
+        self.offered(version, &BTreeSet::new())
+    }
+
+    /// The definitions of the tools offered on a connection that `toggled` these tools.
+    pub(crate) fn offered(
+        &self,
+        version: ProtocolVersion,
+        toggled: &BTreeSet<String>,
+    ) -> Vec<mcp::Tool> {
         self.tools
             .iter()
-            .filter(|t| t.listed())
+            .filter(|t| t.listed() != toggled.contains(&t.definition().name))
             .map(|t| t.definition().for_version(version))
             .collect()
     }
