@@ -68,8 +68,10 @@ pub enum PeerError {
     /// Negotiation).
     #[error("the client did not declare the `{0}` capability that {1} needs")]
     NotDeclared(&'static str, String),
-    /// A 2026-07-28 request is answered on its own; that revision has no server requests.
-    #[error("a 2026-07-28 request cannot send requests to the client")]
+    /// A 2026-07-28 request is answered on its own: that revision has no server requests, and
+    /// only `roots/list`, `sampling/createMessage` and `elicitation/create` can be asked as
+    /// input requests (`basic/patterns/mrtr.mdx`).
+    #[error("a 2026-07-28 request cannot send this request to the client (only roots, sampling and elicitation travel as input requests)")]
     Stateless,
     /// Over Streamable HTTP, the POST being answered asked for a JSON body, which cannot carry
     /// a request before the response.

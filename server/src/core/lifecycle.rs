@@ -370,11 +370,8 @@ impl Lifecycle {
         params: Option<ServerParams>,
         version: ProtocolVersion,
     ) -> Result<Outcome, ServerError> {
-        let meta = if self.served.tools.is_diagnostic() {
-            CallMeta::read(params.as_ref(), version)
-        } else {
-            CallMeta::default()
-        };
+        let mut params = params;
+        let meta = CallMeta::take(params.as_mut(), version);
         // Read in parts by the parser when it could (`crate::params`); anything else, and
         // parts that do not fit, take the `Value` path, which words the -32602.
         let params: CallToolParams = match params {

@@ -276,7 +276,7 @@ impl<R> Core<R> {
 
     /// A 2026-07-28 call's request to the client (`basic/patterns/mrtr.mdx`): answered from
     /// the retry's `inputResponses`, or the call ends with an `input_required` result that
-    /// asks for it. A call whose `_meta` was not kept (no diagnostic tools) cannot ask.
+    /// asks for it.
     fn modern_ask(
         &mut self,
         call: CallId,

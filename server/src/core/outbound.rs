@@ -18,8 +18,7 @@ pub(crate) const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 /// `logging/setLevel` (legacy era only).
 pub(crate) const SET_LEVEL: &str = "logging/setLevel";
 
-/// What a call's request said about itself, kept while it runs: only read for a tool set with
-/// diagnostic tools, the only ones that use it.
+/// What a call's request said about itself, kept while it runs.
 #[derive(Debug, Default)]
 pub(crate) struct CallMeta {
     /// `_meta.progressToken` (a string or an integer).
@@ -39,23 +38,26 @@ pub(crate) struct ModernMeta {
 }
 
 impl CallMeta {
-    /// Reads a `tools/call`'s params (before they are parsed into the call itself).
-    pub(crate) fn read(params: Option<&ServerParams>, version: ProtocolVersion) -> CallMeta {
+    /// Takes `_meta` and `inputResponses` out of a `tools/call`'s params (moved, not copied:
+    /// the call itself is parsed from the rest, which does not use them).
+    pub(crate) fn take(params: Option<&mut ServerParams>, version: ProtocolVersion) -> CallMeta {
         let Some(params) = params else {
             return CallMeta::default();
         };
-        let meta = params.meta().and_then(Value::as_object);
+        let mut meta = match params.take("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
         let progress_token = meta
-            .and_then(|m| m.get("progressToken"))
-            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-            .cloned();
+            .remove("progressToken")
+            .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
         let modern = version.is_modern().then(|| ModernMeta {
             log_level: meta
-                .and_then(|m| m.get(modern::META_LOG_LEVEL))
+                .get(modern::META_LOG_LEVEL)
                 .and_then(Value::as_str)
                 .and_then(level_index),
-            capabilities: object(meta.and_then(|m| m.get(modern::META_CLIENT_CAPABILITIES))),
-            input_responses: object(params.member("inputResponses")),
+            capabilities: object(meta.remove(modern::META_CLIENT_CAPABILITIES)),
+            input_responses: object(params.take("inputResponses")),
         });
         CallMeta {
             progress_token,
@@ -65,9 +67,9 @@ impl CallMeta {
     }
 }
 
-fn object(value: Option<&Value>) -> Map<String, Value> {
+fn object(value: Option<Value>) -> Map<String, Value> {
     match value {
-        Some(Value::Object(map)) => map.clone(),
+        Some(Value::Object(map)) => map,
         _ => Map::new(),
     }
 }
