@@ -293,3 +293,30 @@ async fn a_modern_call_asks_through_input_required_even_with_json_only() {
         format!("The client answered elicitation/create with: {answer}")
     );
 }
+
+#[tokio::test]
+async fn a_json_only_post_cannot_carry_progress_and_the_result_says_so() {
+    let server = Server::start(&["--diagnostic"]).await;
+    let mut c = Client::connect(server.addr).await;
+    let session = c.handshake(json!({})).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("accept", "application/json"),
+    ];
+    let args = json!({"steps": 2, "delay_ms": 0});
+    let reply = c
+        .post(
+            &headers,
+            &call(1, "diag_progress", args, json!({"progressToken": "j"})),
+        )
+        .await;
+    assert_eq!(reply.headers()["content-type"], "application/json");
+    let reply = json_body(reply).await;
+    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["result"]["isError"], true);
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Progress notification 1 of 2 could not be sent: the client accepts only a JSON response"),
+        "{text}"
+    );
+}

@@ -350,8 +350,11 @@ async fn toggle(peer: Peer) -> CallToolResult {
         Ok(()) => CallToolResult::text(format!(
             "diag_tool_list_changed {change} and sent notifications/tools/list_changed; the client should list tools again. Call it again to undo."
         )),
+        Err(PeerError::Withheld(why)) => CallToolResult::text(format!(
+            "diag_tool_list_changed {change}, but notifications/tools/list_changed was not sent: {why}."
+        )),
         Err(e) => CallToolResult::text(format!(
-            "diag_tool_list_changed {change}, but notifications/tools/list_changed was {e}."
+            "diag_tool_list_changed {change}, but notifications/tools/list_changed was not sent: {e}."
         )),
     }
 }
