@@ -1,5 +1,5 @@
 //! `mcp-echo-server`: an MCP server over stdio (or Streamable HTTP with `--http`) with one
-//! tool, `echo`.
+//! tool, `echo`, and with `--diagnostic` the tools that exercise each client feature.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

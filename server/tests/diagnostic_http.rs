@@ -282,6 +282,22 @@ async fn a_modern_call_asks_through_input_required_even_with_json_only() {
     let request = &first["result"]["inputRequests"]["elicitation/create"];
     assert_eq!(request["method"], "elicitation/create");
 
+    // With SSE accepted too: one event, the same result, and the stream ends.
+    let mut both = headers;
+    both[0] = ("accept", BOTH);
+    let streamed = Events::of(
+        c.post(&both, &call(3, "diag_elicitation", json!({}), meta.clone()))
+            .await,
+    )
+    .all()
+    .await;
+    assert_eq!(streamed.len(), 1, "{streamed:#?}");
+    assert_eq!(streamed[0]["id"], 3);
+    assert_eq!(
+        streamed[0]["result"]["inputRequests"],
+        first["result"]["inputRequests"]
+    );
+
     let answer = json!({"action":"accept","content":{"name":"octocat"}});
     let mut retry = call(2, "diag_elicitation", json!({}), meta);
     retry["params"]["inputResponses"] = json!({"elicitation/create": answer});
