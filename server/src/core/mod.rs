@@ -1,8 +1,9 @@
 //! The protocol core that every transport drives: messages in, [`Action`]s out (STYLE.md §13:
 //! rustls's `read_tls`/`process_new_packets`, quinn-proto). It decides the lifecycle and the
-//! era of each request, batches, duplicate ids, cancellation, and the requests a running call
-//! sends the client; a transport only moves bytes and runs the calls it is handed, and tells
-//! the core when one finishes ([`Core::finished`]). It owns no channel, task, clock or socket.
+//! era of each request, batches, duplicate ids, cancellation, and what a running call sends
+//! the client (requests, 2026-07-28 input requests, notifications: `outbound`); a transport
+//! only moves bytes and runs the calls it is handed, and tells the core when one finishes
+//! ([`Core::finished`]). It owns no channel, task, clock or socket.
 
 mod calls;
 mod lifecycle;
