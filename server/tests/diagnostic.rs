@@ -7,8 +7,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, Command};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-echo-server");
 /// Only a hang guard: every wait is for a frame the server sends at once or after a bounded
@@ -17,11 +17,12 @@ const HANG: Duration = Duration::from_secs(60);
 
 struct Session {
     child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
+    stdin: Box<dyn AsyncWrite + Unpin + Send>,
+    lines: Lines<BufReader<Box<dyn AsyncRead + Unpin + Send>>>,
 }
 
 impl Session {
+    /// Over pipes (the server's blocking loop).
     fn start(args: &[&str]) -> Session {
         let mut child = Command::new(BIN)
             .args(args)
@@ -31,18 +32,47 @@ impl Session {
             .kill_on_drop(true)
             .spawn()
             .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let stdin = Box::new(child.stdin.take().unwrap());
+        let stdout: Box<dyn AsyncRead + Unpin + Send> = Box::new(child.stdout.take().unwrap());
         Session {
             child,
             stdin,
-            lines,
+            lines: BufReader::new(stdout).lines(),
+        }
+    }
+
+    /// Over one end of a socketpair as both stdin and stdout, as Node-based hosts connect
+    /// theirs (the server's async loop).
+    fn start_on_socket(args: &[&str]) -> Session {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let theirs_out = theirs.try_clone().unwrap();
+        let mut command = Command::new(BIN);
+        command
+            .args(args)
+            .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+            .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs_out)))
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let child = command.spawn().unwrap();
+        // The command holds copies of the child's ends: with them open, no EOF would come.
+        drop(command);
+        ours.set_nonblocking(true).unwrap();
+        let ours = tokio::net::UnixStream::from_std(ours).unwrap();
+        let (read, write) = ours.into_split();
+        let read: Box<dyn AsyncRead + Unpin + Send> = Box::new(read);
+        Session {
+            child,
+            stdin: Box::new(write),
+            lines: BufReader::new(read).lines(),
         }
     }
 
     /// `--diagnostic`, after a 2025-11-25 handshake declaring `capabilities`.
     async fn legacy(capabilities: Value) -> Session {
-        let mut s = Session::start(&["--diagnostic"]);
+        Session::handshaken(Session::start(&["--diagnostic"]), capabilities).await
+    }
+
+    async fn handshaken(mut s: Session, capabilities: Value) -> Session {
         let init = s.initialize(capabilities).await;
         assert_eq!(
             init["result"]["capabilities"],
@@ -103,6 +133,7 @@ impl Session {
 
     /// Closes stdin: the server writes nothing more and exits 0.
     async fn finish(mut self) {
+        self.stdin.shutdown().await.unwrap();
         drop(self.stdin);
         let rest = tokio::time::timeout(HANG, self.lines.next_line())
             .await
@@ -448,5 +479,39 @@ async fn diag_error_large_and_image_results() {
     assert_eq!(block["mimeType"], "image/png");
     // The PNG signature, base64.
     assert!(block["data"].as_str().unwrap().starts_with("iVBORw0KGgo"));
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn the_async_loop_carries_the_same_frames() {
+    let socket = Session::start_on_socket(&["--diagnostic"]);
+    let mut s = Session::handshaken(socket, json!({"roots": {}})).await;
+    let frames = s
+        .call(
+            1,
+            "diag_progress",
+            json!({"steps": 2, "delay_ms": 0}),
+            json!({"progressToken": 5}),
+        )
+        .await;
+    assert_eq!(progress(&frames), [(json!(5), 1, 2), (json!(5), 2, 2)]);
+    s.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"diag_roots"}}))
+        .await;
+    let request = s.recv().await;
+    assert_eq!(request["method"], "roots/list");
+    s.send(json!({"jsonrpc":"2.0","id":request["id"],"result":{"roots":[]}}))
+        .await;
+    assert_eq!(
+        text(&s.recv().await),
+        r#"The client answered roots/list with: {"roots":[]}"#
+    );
+    s.send(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"diag_slow","arguments":{"seconds":300}}}))
+        .await;
+    s.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}))
+        .await;
+    s.send(json!({"jsonrpc":"2.0","id":4,"method":"ping"}))
+        .await;
+    assert_eq!(s.recv().await, json!({"jsonrpc":"2.0","id":4,"result":{}}));
     s.finish().await;
 }
