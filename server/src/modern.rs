@@ -102,12 +102,16 @@ fn tagged(mut value: Value, result_type: &str, server_info: &Value, cacheable: b
     value
 }
 
-/// The `server/discover` result (before tagging); `logging` with diagnostic tools, which log.
-pub(crate) fn discover(instructions: Option<&str>, logging: bool) -> Value {
+/// The `server/discover` result (before tagging); `logging` with diagnostic tools, which log,
+/// and `list_changed` where they can also tell a `subscriptions/listen` stream of list changes.
+pub(crate) fn discover(instructions: Option<&str>, logging: bool, list_changed: bool) -> Value {
     let mut v = json!({
         "supportedVersions": supported_versions(),
         "capabilities": { "tools": {} },
     });
+    if list_changed {
+        v["capabilities"]["tools"]["listChanged"] = json!(true);
+    }
     if logging {
         v["capabilities"]["logging"] = json!({});
     }

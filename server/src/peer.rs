@@ -114,8 +114,9 @@ pub enum Withheld {
     #[error("its progress is not a number greater than the last one sent")]
     NotIncreasing,
     /// 2026-07-28 sends list changes only on `subscriptions/listen` streams
-    /// (`basic/patterns/subscriptions.mdx`), which this server does not serve.
-    #[error("2026-07-28 sends list changes only on subscriptions/listen streams, which this server does not serve")]
+    /// (`basic/patterns/subscriptions.mdx`), and none that asked for them is open (over HTTP
+    /// this server holds none).
+    #[error("2026-07-28 sends list changes only on subscriptions/listen streams, and this connection has none open with toolsListChanged (over HTTP this server holds none)")]
     NoSubscription,
 }
 

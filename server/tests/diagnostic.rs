@@ -458,6 +458,52 @@ async fn diag_tool_list_changed_toggles_diag_extra_and_notifies() {
 }
 
 #[tokio::test]
+async fn a_modern_list_change_goes_on_the_open_subscription() {
+    let mut s = Session::start(&["--diagnostic"]);
+    s.send(
+        json!({"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen",
+        "params":{"notifications":{"toolsListChanged":true},"_meta":modern_meta(json!({}))}}),
+    )
+    .await;
+    let tag = json!({"io.modelcontextprotocol/subscriptionId": "sub"});
+    assert_eq!(
+        s.recv().await,
+        json!({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged",
+            "params":{"notifications":{"toolsListChanged":true},"_meta":tag}})
+    );
+    let frames = s
+        .call(
+            1,
+            "diag_tool_list_changed",
+            json!({}),
+            modern_meta(json!({})),
+        )
+        .await;
+    assert_eq!(
+        frames[0],
+        json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":tag}})
+    );
+    assert!(text(&frames[1]).contains("added the tool diag_extra and sent"));
+    assert_eq!(frames.len(), 2);
+    // Cancelled: no response for it, and the next change is not sent.
+    s.send(
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub"}}),
+    )
+    .await;
+    let frames = s
+        .call(
+            2,
+            "diag_tool_list_changed",
+            json!({}),
+            modern_meta(json!({})),
+        )
+        .await;
+    assert_eq!(frames.len(), 1, "{frames:#?}");
+    assert!(text(&frames[0]).contains("was not sent"));
+    s.finish().await;
+}
+
+#[tokio::test]
 async fn diag_error_large_and_image_results() {
     let mut s = Session::legacy(json!({})).await;
     let error = s.call(1, "diag_error", json!({}), json!({})).await;

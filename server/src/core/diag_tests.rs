@@ -2,6 +2,7 @@
 //! I/O, exact messages and refusals out.
 #![allow(clippy::unwrap_used)]
 
+use mcp_protocol::ErrorCode;
 use serde_json::{json, Value};
 
 use super::tests::{ask, feed, sent, started};
@@ -71,10 +72,11 @@ fn notify(
         params: Some(params),
     };
     let asked = c.ask(call, what, "n", true);
-    match (asked.send, asked.settle) {
-        (Some(out), Some(("n", Ok(Value::Null)))) => Ok(as_json(out)),
-        (None, Some(("n", Err(why)))) => Err(why),
-        (send, settle) => panic!("{send:?} {settle:?}"),
+    let mut send = asked.send;
+    match (send.pop(), send.is_empty(), asked.settle) {
+        (Some(out), true, Some(("n", Ok(Value::Null)))) => Ok(as_json(out)),
+        (None, _, Some(("n", Err(why)))) => Err(why),
+        (out, _, settle) => panic!("{out:?} {send:?} {settle:?}"),
     }
 }
 
@@ -245,7 +247,7 @@ fn a_modern_call_asks_through_an_input_required_result_and_its_retry_is_answered
         asked.settle,
         Some(("s", Err(PeerError::InputRequired)))
     ));
-    let reply = as_json(asked.send.unwrap());
+    let reply = as_json(asked.send.into_iter().next().unwrap());
     assert_eq!(reply["id"], 7);
     assert_eq!(reply["result"]["resultType"], "input_required");
     assert_eq!(
@@ -265,7 +267,7 @@ fn a_modern_call_asks_through_an_input_required_result_and_its_retry_is_answered
         json!({"inputResponses":{"sampling/createMessage":answer}}),
     );
     let asked = c.ask(retry, message("sampling/createMessage", None), "s", true);
-    assert!(asked.send.is_none());
+    assert!(asked.send.is_empty());
     assert_eq!(asked.settle, Some(("s", Ok(answer))));
 }
 
@@ -288,7 +290,7 @@ fn a_capability_the_client_did_not_declare_is_refused_in_both_eras() {
     );
     // A legacy request or notification needs a stream to go on.
     let asked = c.ask(call, message("roots/list", None), "r", false);
-    assert!(asked.send.is_none());
+    assert!(asked.send.is_empty());
     assert_eq!(asked.settle, Some(("r", Err(PeerError::NoStream))));
 }
 
@@ -322,7 +324,7 @@ fn a_toggled_tool_is_offered_on_that_connection_only() {
     let call = slow(&mut c, 1, json!({}), json!({}));
     let toggle = |c: &mut Core<&'static str>| {
         let asked = c.ask(call, Sending::ToggleTool("diag_extra".into()), "t", true);
-        assert!(asked.send.is_none());
+        assert!(asked.send.is_empty());
         asked.settle
     };
     assert_eq!(toggle(&mut c), Some(("t", Ok(json!(true)))));
@@ -340,4 +342,74 @@ fn a_toggled_tool_is_offered_on_that_connection_only() {
     );
     assert_eq!(toggle(&mut c), Some(("t", Ok(json!(false)))));
     assert_eq!(sent(&feed(&mut c, extra)[0])["error"]["code"], -32602);
+}
+
+fn listen(id: i64, filter: Value) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen",
+        "params":{"notifications":filter,"_meta":modern_meta(json!({}))}})
+}
+
+#[test]
+fn modern_list_changes_go_on_the_subscriptions_that_asked_for_them() {
+    let mut c = Core::on_stream(Served::new(
+        Arc::new(diagnostic_tools()),
+        ServerInfo::default(),
+    ));
+    let ack = sent(
+        &feed(
+            &mut c,
+            listen(
+                50,
+                json!({"toolsListChanged": true, "promptsListChanged": true}),
+            ),
+        )[0],
+    );
+    assert_eq!(
+        ack,
+        json!({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged",
+            "params":{"notifications":{"toolsListChanged":true},
+                      "_meta":{"io.modelcontextprotocol/subscriptionId":50}}})
+    );
+    let other = sent(&feed(&mut c, listen(51, json!({})))[0]);
+    assert_eq!(other["params"]["notifications"], json!({}));
+    let again = sent(&feed(&mut c, listen(51, json!({})))[0]);
+    assert_eq!(again["error"]["code"], ErrorCode::INVALID_REQUEST.0);
+
+    let call = slow(&mut c, 1, modern_meta(json!({})), json!({}));
+    let changed = notify(&mut c, call, "notifications/tools/list_changed", json!({})).unwrap();
+    assert_eq!(
+        changed,
+        json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed",
+            "params":{"_meta":{"io.modelcontextprotocol/subscriptionId":50}}})
+    );
+    // Cancelled: closed with no response, and nothing more goes to it.
+    let cancel =
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":50}});
+    assert!(feed(&mut c, cancel).is_empty());
+    let none = notify(&mut c, call, "notifications/tools/list_changed", json!({}));
+    assert_eq!(none, Err(PeerError::Withheld(Withheld::NoSubscription)));
+}
+
+#[test]
+fn subscriptions_are_offered_only_on_a_stream_with_diagnostic_tools() {
+    let discover = json!({"jsonrpc":"2.0","id":1,"method":"server/discover",
+        "params":{"_meta":modern_meta(json!({}))}});
+    let mut stream = Core::on_stream(Served::new(
+        Arc::new(diagnostic_tools()),
+        ServerInfo::default(),
+    ));
+    let caps = sent(&feed(&mut stream, discover.clone())[0])["result"]["capabilities"].clone();
+    assert_eq!(caps, json!({"logging":{},"tools":{"listChanged":true}}));
+    for mut core in [
+        diag_core(),
+        Core::on_stream(Served::new(
+            Arc::new(default_tools()),
+            ServerInfo::default(),
+        )),
+    ] {
+        let caps = sent(&feed(&mut core, discover.clone())[0])["result"]["capabilities"].clone();
+        assert_eq!(caps["tools"], json!({}));
+        let refused = sent(&feed(&mut core, listen(2, json!({"toolsListChanged": true})))[0]);
+        assert_eq!(refused["error"]["code"], -32601);
+    }
 }

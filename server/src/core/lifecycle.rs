@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::outbound::{self, CallMeta};
+use super::subscriptions::{self, Subscriptions};
 use super::{Served, Work};
 use crate::error::ServerError;
 use crate::params::ServerParams;
@@ -84,11 +85,19 @@ pub(crate) struct Lifecycle {
     log_level: Option<usize>,
     /// Tools whose offering this connection flipped ([`crate::peer::Peer::toggle_tool`]).
     toggled: BTreeSet<String>,
+    /// 2026-07-28 `subscriptions/listen` streams: only on a connection whose messages share
+    /// one channel (stdio) and with diagnostic tools, the only ones that change the list.
+    subscriptions: Option<Subscriptions>,
 }
 
 impl Lifecycle {
-    pub(crate) fn new(served: Arc<Served>) -> Self {
+    /// `on_stream`: the connection's messages share one channel that outlives a request
+    /// (stdio), which can carry `subscriptions/listen` streams.
+    pub(crate) fn new(served: Arc<Served>, on_stream: bool) -> Self {
+        let subscriptions =
+            (on_stream && served.tools.is_diagnostic()).then(Subscriptions::default);
         Lifecycle {
+            subscriptions,
             state: State::AwaitingInit,
             served,
             client_capabilities: Map::new(),
@@ -103,6 +112,14 @@ impl Lifecycle {
             self.toggled.insert(name.clone());
         }
         self.served.tools.listed(&name, &self.toggled)
+    }
+
+    /// `notifications/tools/list_changed` for each open 2026-07-28 subscription that asked.
+    pub(crate) fn tools_changed(&self) -> Vec<Outgoing> {
+        self.subscriptions
+            .as_ref()
+            .map(Subscriptions::tools_changed)
+            .unwrap_or_default()
     }
 
     /// The server's identity as 2026-07-28 results carry it.
@@ -148,6 +165,9 @@ impl Lifecycle {
     fn request(&mut self, req: Request<ServerParams>) -> Handled {
         let Request { id, method, params } = req;
         let outcome = match Era::judge(&method, params.as_ref()) {
+            (Era::Modern, checked) if method == subscriptions::LISTEN => {
+                return self.listen(id, checked, params);
+            }
             (Era::Modern, checked) => checked.and_then(|()| self.modern(&method, params)),
             (Era::Legacy, _) => self.legacy(method, params),
         };
@@ -157,6 +177,34 @@ impl Lifecycle {
                 Handled::Reply(self.tool_reply(id, result, version))
             }
             Ok(Outcome::Running(work, version, meta)) => Handled::Run(id, work, version, meta),
+            Err(e) => Handled::Reply(Response::error(Some(id), e.to_error_object()).into()),
+        }
+    }
+
+    /// `subscriptions/listen` (2026-07-28): acknowledged, and left open with no response until
+    /// the client cancels it; -32601 where no subscription can be held (HTTP, or without
+    /// diagnostic tools, whose list never changes).
+    fn listen(
+        &mut self,
+        id: RequestId,
+        checked: Result<(), ServerError>,
+        params: Option<ServerParams>,
+    ) -> Handled {
+        let declared = self.declared().list_changed;
+        let opened = checked.and_then(|()| match &mut self.subscriptions {
+            Some(open) => {
+                let params = params.map(ServerParams::into_value);
+                open.listen(id.clone(), params.as_ref(), declared)
+            }
+            None => Err(ServerError::MethodNotFound(
+                subscriptions::LISTEN.to_owned(),
+            )),
+        });
+        match opened {
+            Ok(ack) => {
+                tracing::debug!(id = %crate::error::shown_id(&id), "subscription opened");
+                Handled::Reply(ack)
+            }
             Err(e) => Handled::Reply(Response::error(Some(id), e.to_error_object()).into()),
         }
     }
@@ -213,7 +261,9 @@ impl Lifecycle {
         match method {
             modern::DISCOVER => {
                 let instructions = self.served.info.instructions.as_deref();
-                let result = crate::modern::discover(instructions, self.declared().logging);
+                let list_changed = self.subscriptions.is_some();
+                let result =
+                    crate::modern::discover(instructions, self.declared().logging, list_changed);
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_LIST => {
@@ -246,7 +296,14 @@ impl Lifecycle {
                     .map(|p| serde_json::from_value::<CancelledParams>(p.into_value()))
                     .transpose()
                 {
-                    Ok(Some(p)) => return Handled::Cancel(p.request_id),
+                    Ok(Some(p)) => {
+                        let id = p.request_id;
+                        if self.subscriptions.as_mut().is_some_and(|s| s.cancel(&id)) {
+                            tracing::debug!(id = %crate::error::shown_id(&id), "subscription closed");
+                            return Handled::Nothing;
+                        }
+                        return Handled::Cancel(id);
+                    }
                     // "Invalid cancellation notifications SHOULD be ignored."
                     _ => tracing::debug!("invalid notifications/cancelled ignored"),
                 }

@@ -8,6 +8,7 @@
 mod calls;
 mod lifecycle;
 mod outbound;
+mod subscriptions;
 
 use std::sync::Arc;
 
@@ -25,7 +26,7 @@ use self::lifecycle::{Handled, Lifecycle};
 use crate::error::ServerError;
 use crate::info::ServerInfo;
 use crate::params::ServerParams;
-use crate::peer::{CallId, Peer, PeerError, Sending};
+use crate::peer::{CallId, Peer, PeerError, Sending, Withheld};
 use crate::tools::ToolSet;
 
 /// A tool call still running, as the core hands it to a transport: given the [`Peer`] it may
@@ -100,9 +101,10 @@ impl<R> std::fmt::Debug for Action<R> {
 /// What a running call's message to the client comes to ([`Core::ask`]).
 #[derive(Debug)]
 pub(crate) struct Asked<R> {
-    /// The message to write: the request or notification, or for a 2026-07-28 call that
-    /// needs input, its `input_required` result.
-    pub(crate) send: Option<Outgoing>,
+    /// The messages to write: the request or notification (a list change: one for each
+    /// 2026-07-28 subscription that asked), or for a 2026-07-28 call that needs input, its
+    /// `input_required` result.
+    pub(crate) send: Vec<Outgoing>,
     /// The answer to give the call now (once `send` is queued); `None` while the client's
     /// response is awaited.
     pub(crate) settle: Option<(R, Result<Value, PeerError>)>,
@@ -111,7 +113,7 @@ pub(crate) struct Asked<R> {
 impl<R> Asked<R> {
     fn settled(answer: R, outcome: Result<Value, PeerError>) -> Self {
         Asked {
-            send: None,
+            send: Vec::new(),
             settle: Some((answer, outcome)),
         }
     }
@@ -132,9 +134,19 @@ impl<R> std::fmt::Debug for Core<R> {
 }
 
 impl<R> Core<R> {
+    /// The core of one HTTP session or 2026-07-28 HTTP request.
     pub(crate) fn new(served: Arc<Served>) -> Self {
         Core {
-            lifecycle: Lifecycle::new(served),
+            lifecycle: Lifecycle::new(served, false),
+            calls: Calls::default(),
+        }
+    }
+
+    /// The core of a connection whose messages share one channel for its whole life (stdio),
+    /// which can also carry 2026-07-28 `subscriptions/listen` streams.
+    pub(crate) fn on_stream(served: Arc<Served>) -> Self {
+        Core {
+            lifecycle: Lifecycle::new(served, true),
             calls: Calls::default(),
         }
     }
@@ -246,6 +258,9 @@ impl<R> Core<R> {
         if !can_push {
             return Asked::settled(answer, Err(PeerError::NoStream));
         }
+        if method == outbound::TOOLS_LIST_CHANGED && version.is_modern() {
+            return self.list_changed_on_subscriptions(answer);
+        }
         if is_notification {
             let declared = self.lifecycle.declared();
             let level = self.lifecycle.log_level();
@@ -255,7 +270,7 @@ impl<R> Core<R> {
             });
             return match decided {
                 Ok(params) => Asked {
-                    send: Some(Message::Notification(Notification { method, params }).into()),
+                    send: vec![Message::Notification(Notification { method, params }).into()],
                     settle: Some((answer, Ok(Value::Null))),
                 },
                 Err(why) => Asked::settled(answer, Err(why)),
@@ -270,8 +285,21 @@ impl<R> Core<R> {
         tracing::debug!(id = %id, method, "request to the client");
         let request = mcp_protocol::Request { id, method, params };
         Asked {
-            send: Some(Message::Request(request).into()),
+            send: vec![Message::Request(request).into()],
             settle: None,
+        }
+    }
+
+    /// A 2026-07-28 list change: sent on each open `subscriptions/listen` stream that asked
+    /// for it (`basic/patterns/subscriptions.mdx`), never on the request's own stream.
+    fn list_changed_on_subscriptions(&self, answer: R) -> Asked<R> {
+        let send = self.lifecycle.tools_changed();
+        if send.is_empty() {
+            return Asked::settled(answer, Err(PeerError::Withheld(Withheld::NoSubscription)));
+        }
+        Asked {
+            send,
+            settle: Some((answer, Ok(Value::Null))),
         }
     }
 
@@ -299,7 +327,7 @@ impl<R> Core<R> {
                 tracing::debug!(method, "input_required: the client retries with the answer");
                 let value = crate::modern::input_required(result, self.lifecycle.modern_info());
                 Asked {
-                    send: Some(Response::success(running.id, value).into()),
+                    send: vec![Response::success(running.id, value).into()],
                     settle: Some((answer, Err(PeerError::InputRequired))),
                 }
             }

@@ -46,7 +46,7 @@ pub(super) fn ask(
     answer: &'static str,
 ) -> Result<Outgoing, (&'static str, PeerError)> {
     let asked = c.ask(call, Sending::Message { method, params }, answer, true);
-    match (asked.send, asked.settle) {
+    match (asked.send.into_iter().next(), asked.settle) {
         (Some(send), _) => Ok(send),
         (None, Some((answer, Err(why)))) => Err((answer, why)),
         (None, settle) => panic!("nothing sent, settled with {settle:?}"),

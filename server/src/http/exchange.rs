@@ -171,7 +171,11 @@ impl Conn {
         if let Some((answer, outcome)) = asked.settle {
             let _ = answer.send(outcome);
         }
-        asked.send
+        // One message at most: only a request, a notification or an `input_required` reply.
+        // Several come only from list changes on 2026-07-28 subscriptions, which an HTTP core
+        // never holds (`Core::new`).
+        debug_assert!(asked.send.len() <= 1, "{:?}", asked.send);
+        asked.send.into_iter().next()
     }
 }
 

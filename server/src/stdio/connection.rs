@@ -92,7 +92,7 @@ impl<R: Runner> Connection<R> {
         let (asks_tx, asks) = mpsc::channel(ASKS_QUEUED);
         let link = Link::new(asks_tx, runner.notify());
         Connection {
-            core: Core::new(Served::new(tools, ServerInfo::default())),
+            core: Core::on_stream(Served::new(tools, ServerInfo::default())),
             codec: RawCodec(codec.clone()),
             input: BytesMut::with_capacity(READ_SIZE),
             ended: false,
@@ -184,7 +184,7 @@ impl<R: Runner> Connection<R> {
     /// or refused at once.
     pub(super) fn ask(&mut self, ask: Ask) -> io::Result<()> {
         let asked = self.core.ask(ask.call, ask.what, ask.answer, true);
-        if let Some(message) = asked.send {
+        for message in asked.send {
             self.replies.encode(message)?;
         }
         if let Some((answer, outcome)) = asked.settle {
