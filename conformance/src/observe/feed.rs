@@ -26,7 +26,11 @@ const LATE_EVENTS: usize = 16;
 #[derive(Debug)]
 pub(crate) enum Feed {
     /// stdio: bytes one side wrote, as forwarded.
-    Bytes { from: Side, at: Duration, chunk: Bytes },
+    Bytes {
+        from: Side,
+        at: Duration,
+        chunk: Bytes,
+    },
     /// Something that is not a message: stdin closed, a signal, the server's exit.
     Event { at: Duration, what: What },
     /// HTTP: a request the client made (`key` names it in later items), with its body.
@@ -43,7 +47,11 @@ pub(crate) enum Feed {
         content_type: String,
     },
     /// HTTP: a piece of the response body, as forwarded.
-    ResponseChunk { key: u64, at: Duration, chunk: Bytes },
+    ResponseChunk {
+        key: u64,
+        at: Duration,
+        chunk: Bytes,
+    },
     /// HTTP: the response body ended (or the client went away).
     ResponseEnd { key: u64, at: Duration },
     /// Nothing more will come: the judge finishes.

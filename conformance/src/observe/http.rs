@@ -60,7 +60,11 @@ struct Proxy {
 pub(super) async fn run(opts: &Options, listen: SocketAddr, upstream: &str) -> u8 {
     let url = match reqwest::Url::parse(upstream) {
         Ok(url) if matches!(url.scheme(), "http" | "https") => url,
-        _ => return usage(&format!("--upstream {upstream:?} is not an http:// or https:// URL")),
+        _ => {
+            return usage(&format!(
+                "--upstream {upstream:?} is not an http:// or https:// URL"
+            ))
+        }
     };
     let client = match reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -232,7 +236,10 @@ async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response 
             return own_answer(&proxy.tap, key, StatusCode::BAD_GATEWAY, text);
         }
         Err(_) => {
-            let text = format!("the upstream did not answer within {}s", HEAD_WAIT.as_secs());
+            let text = format!(
+                "the upstream did not answer within {}s",
+                HEAD_WAIT.as_secs()
+            );
             return own_answer(&proxy.tap, key, StatusCode::GATEWAY_TIMEOUT, text);
         }
     };
@@ -276,7 +283,13 @@ fn respond(tap: &Tap, key: u64, reply: reqwest::Response) -> Response {
     });
     response
         .body(Body::from_stream(stream))
-        .unwrap_or_else(|e| (StatusCode::BAD_GATEWAY, format!("mcp-conformance observe: {e}")).into_response())
+        .unwrap_or_else(|e| {
+            (
+                StatusCode::BAD_GATEWAY,
+                format!("mcp-conformance observe: {e}"),
+            )
+                .into_response()
+        })
 }
 
 /// Tells the judge a response body ended, however it ended (read to its end, or the client

@@ -145,7 +145,10 @@ impl Observer {
         );
         if let Some(path) = &self.report {
             if let Err(e) = report::write_json(path, &report) {
-                eprintln!("mcp-conformance observe: cannot write {}: {e}", path.display());
+                eprintln!(
+                    "mcp-conformance observe: cannot write {}: {e}",
+                    path.display()
+                );
             }
         }
         if !self.quiet {

@@ -120,7 +120,9 @@ impl Ledger {
                 self.answered += 1;
             }
             Some(_) => self.problems.push(format!("a second response to id {key}")),
-            None => self.problems.push(format!("a response to id {key}, which no request of the client had")),
+            None => self.problems.push(format!(
+                "a response to id {key}, which no request of the client had"
+            )),
         }
     }
 
@@ -197,7 +199,9 @@ fn shape_problem(v: &Value) -> Option<String> {
     match (obj.get("result"), obj.get("error")) {
         (Some(_), Some(_)) => Some("a response with both result and error".into()),
         (None, None) => Some("neither a request, a notification nor a response".into()),
-        (Some(_), None) if !id_ok(id) => Some(format!("result response id {id} is not a string or integer")),
+        (Some(_), None) if !id_ok(id) => Some(format!(
+            "result response id {id} is not a string or integer"
+        )),
         (None, Some(e)) => {
             let code_ok = e.get("code").is_some_and(|c| c.is_i64() || c.is_u64());
             let message_ok = e.get("message").is_some_and(Value::is_string);
@@ -276,7 +280,11 @@ fn stdout_only_messages(s: &Session<'_>) -> Outcome {
                 )
             }
             What::Message(m) if m.from == Side::Server => {
-                if !m.json.as_ref().is_some_and(|v| v.is_object() || v.is_array()) {
+                if !m
+                    .json
+                    .as_ref()
+                    .is_some_and(|v| v.is_object() || v.is_array())
+                {
                     return Outcome::fail(
                         "nothing but JSON-RPC messages on stdout",
                         format!("wrote {}", String::from_utf8_lossy(&m.raw)),
@@ -325,5 +333,126 @@ fn logging_declared(s: &Session<'_>) -> Outcome {
             "the logging capability declared before notifications/message",
             format!("{logs} notifications/message; capabilities {capabilities}"),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::clients::timeline::Wire;
+    use crate::ids::observed::ALL;
+
+    #[test]
+    fn the_id_table_and_the_checks_agree() {
+        let mut ids: Vec<String> = checks().into_iter().map(|c| c.info.id).collect();
+        ids.push(id::OBSERVER_COMPLETE.as_str().to_owned());
+        let table: Vec<String> = ALL.iter().map(|id| id.as_str().to_owned()).collect();
+        assert_eq!(ids, table);
+    }
+
+    fn timeline(messages: &[(Side, Value)]) -> Timeline {
+        let mut t = Timeline::new(Wire::Stdio);
+        for (from, json) in messages {
+            t.push(
+                std::time::Duration::ZERO,
+                What::Message(Message {
+                    from: *from,
+                    raw: json.to_string().into_bytes(),
+                    json: Some(json.clone()),
+                    exchange: None,
+                }),
+            );
+        }
+        t
+    }
+
+    fn judge(f: fn(&Session<'_>) -> Outcome, t: &Timeline) -> Outcome {
+        f(&Session {
+            timeline: t,
+            scenario: None,
+        })
+    }
+
+    #[test]
+    fn a_second_or_unknown_response_fails_and_a_missing_one_is_reported() {
+        let req = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        let ok = |id: u64| json!({"jsonrpc": "2.0", "id": id, "result": {}});
+        let twice = timeline(&[
+            (Side::Client, req(1)),
+            (Side::Server, ok(1)),
+            (Side::Server, ok(1)),
+        ]);
+        assert!(matches!(
+            judge(responses_match_requests, &twice),
+            Outcome::Fail { .. }
+        ));
+        let unknown = timeline(&[(Side::Client, req(1)), (Side::Server, ok(2))]);
+        assert!(matches!(
+            judge(responses_match_requests, &unknown),
+            Outcome::Fail { .. }
+        ));
+        let open = timeline(&[
+            (Side::Client, req(1)),
+            (Side::Client, req(2)),
+            (Side::Server, ok(2)),
+        ]);
+        assert!(
+            matches!(judge(responses_match_requests, &open), Outcome::Observed(t) if t.contains("id(s) 1"))
+        );
+        let good = timeline(&[(Side::Client, req(1)), (Side::Server, ok(1))]);
+        assert!(matches!(
+            judge(responses_match_requests, &good),
+            Outcome::Pass(_)
+        ));
+    }
+
+    #[test]
+    fn malformed_server_messages_fail_the_shape() {
+        for bad in [
+            json!({"jsonrpc": "1.0", "id": 1, "result": {}}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "x"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "x"}}),
+            json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+            json!({"jsonrpc": "2.0"}),
+            json!(7),
+        ] {
+            let t = timeline(&[(Side::Server, bad.clone())]);
+            assert!(
+                matches!(judge(jsonrpc_shape, &t), Outcome::Fail { .. }),
+                "{bad}"
+            );
+        }
+        let t = timeline(&[(
+            Side::Server,
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse"}}),
+        )]);
+        assert!(matches!(judge(jsonrpc_shape, &t), Outcome::Pass(_)));
+    }
+
+    #[test]
+    fn logging_without_the_capability_fails() {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+        let result = |caps: Value| json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25", "capabilities": caps, "serverInfo": {"name": "s", "version": "1"}}});
+        let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}});
+        let undeclared = timeline(&[
+            (Side::Client, init.clone()),
+            (Side::Server, result(json!({}))),
+            (Side::Server, log.clone()),
+        ]);
+        assert!(matches!(
+            judge(logging_declared, &undeclared),
+            Outcome::Fail { .. }
+        ));
+        let declared = timeline(&[
+            (Side::Client, init),
+            (Side::Server, result(json!({"logging": {}}))),
+            (Side::Server, log),
+        ]);
+        assert!(matches!(
+            judge(logging_declared, &declared),
+            Outcome::Pass(_)
+        ));
     }
 }

@@ -1,6 +1,6 @@
 //! The stdio proxy: the host's stdin to the server's stdin, the server's stdout to the host's
 //! stdout, the server's stderr to ours, each copied byte for byte by a thread of its own
-//! (a blocking read, the same bytes written at once, then a copy offered to the judge), so
+//! (a blocking read, a copy offered to the judge, the same bytes written at once), so
 //! nothing is reordered, merged, held back or parsed on the way.
 //!
 //! The server runs in a process group of its own ([`crate::groups`]). A SIGTERM, SIGINT or
@@ -44,8 +44,14 @@ pub(super) async fn run(opts: &Options) -> u8 {
     let observer = match Observer::start(opts, stdio_subject(&opts.command)) {
         Ok(observer) => observer,
         Err(e) => {
-            let path = opts.transcript.as_deref().unwrap_or(std::path::Path::new(""));
-            eprintln!("mcp-conformance observe: cannot open the transcript file {}: {e}", path.display());
+            let path = opts
+                .transcript
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""));
+            eprintln!(
+                "mcp-conformance observe: cannot open the transcript file {}: {e}",
+                path.display()
+            );
             return USAGE;
         }
     };
@@ -191,6 +197,17 @@ fn raw(fd: std::os::fd::BorrowedFd<'_>) -> Option<File> {
     fd.try_clone_to_owned().ok().map(File::from)
 }
 
+/// A copy of a chunk for the judge, handed over just before the chunk is written on: once it
+/// is written the other side may react, and its reaction must not reach the judge first (the
+/// timeline is the order things happened in). A copy and a queue push, which never wait.
+fn offer(tap: &Tap, from: Side, chunk: &[u8]) {
+    tap.offer(Feed::Bytes {
+        from,
+        at: tap.at(),
+        chunk: Bytes::copy_from_slice(chunk),
+    });
+}
+
 /// The host's stdin to the server's; at the host's EOF the server's stdin is closed.
 fn host_to_server(mut to: ChildStdin, tap: &Tap) {
     let Some(mut from) = raw(std::io::stdin().as_fd()) else {
@@ -201,17 +218,11 @@ fn host_to_server(mut to: ChildStdin, tap: &Tap) {
         match from.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                let at = tap.at();
+                offer(tap, Side::Client, &buf[..n]);
                 if to.write_all(&buf[..n]).is_err() {
                     // The server closed its stdin (or exited): nothing more can reach it.
                     return;
                 }
-                let chunk = Bytes::copy_from_slice(&buf[..n]);
-                tap.offer(Feed::Bytes {
-                    from: Side::Client,
-                    at,
-                    chunk,
-                });
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
@@ -229,18 +240,12 @@ fn server_to_host(mut from: ChildStdout, tap: &Tap) {
         match from.read(&mut buf) {
             Ok(0) => return,
             Ok(n) => {
-                let at = tap.at();
+                offer(tap, Side::Server, &buf[..n]);
                 if let Some(out) = &mut to {
                     if out.write_all(&buf[..n]).is_err() {
                         to = None;
                     }
                 }
-                let chunk = Bytes::copy_from_slice(&buf[..n]);
-                tap.offer(Feed::Bytes {
-                    from: Side::Server,
-                    at,
-                    chunk,
-                });
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return,
