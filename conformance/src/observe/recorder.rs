@@ -251,17 +251,16 @@ impl Recorder {
             What::Garbage { raw, .. } => raw.len(),
             _ => 0,
         };
-        if size > 0 || matches!(what, What::Http(_)) {
-            if self.timeline.events.len() >= MAX_EVENTS || self.bytes + size > MAX_BYTES {
-                self.truncated.get_or_insert_with(|| {
-                    format!(
-                        "the timeline was cut at {} events ({} bytes of messages): later messages were forwarded but not judged",
-                        self.timeline.events.len(),
-                        self.bytes
-                    )
-                });
-                return None;
-            }
+        let bounded = size > 0 || matches!(what, What::Http(_));
+        if bounded && (self.timeline.events.len() >= MAX_EVENTS || self.bytes + size > MAX_BYTES) {
+            self.truncated.get_or_insert_with(|| {
+                format!(
+                    "the timeline was cut at {} events ({} bytes of messages): later messages were forwarded but not judged",
+                    self.timeline.events.len(),
+                    self.bytes
+                )
+            });
+            return None;
         }
         self.bytes += size;
         let event = Event { at, what };
