@@ -335,6 +335,32 @@ fn the_exit_code_is_the_servers() {
 }
 
 #[test]
+fn a_server_that_exits_by_itself_ends_the_observer_with_its_code() {
+    // The host keeps stdin open: the server's exit alone ends the session.
+    let mut child = observer(&["--quiet", "--", "sh", "-c", "echo '{}'; exit 5"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let _stdin = child.stdin.take();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stdout.read_to_string(&mut out);
+        let _ = tx.send(out);
+    });
+    let out = rx.recv_timeout(LIMIT).unwrap_or_else(|_| {
+        kill_group(child.id());
+        panic!("the observer's stdout stayed open after the server exited")
+    });
+    assert_eq!(out, "{}\n");
+    assert_eq!(child.wait().unwrap().code(), Some(5));
+}
+
+#[test]
 fn a_server_that_cannot_start_exits_3() {
     let out = run_with_input(
         observer(&["--quiet", "--", "/nonexistent/mcp-server"]),

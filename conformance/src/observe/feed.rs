@@ -159,3 +159,23 @@ impl Drain {
         std::mem::take(&mut *self.shared.late.lock())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_judge_that_falls_behind_stops_judging_and_nothing_waits() {
+        let (tap, drain) = channel();
+        for _ in 0..QUEUE {
+            tap.offer(Feed::Done);
+        }
+        assert!(!drain.stopped());
+        // One more: the queue is full, so judging stops; the call returned at once.
+        tap.offer(Feed::Done);
+        assert!(drain.stopped());
+        tap.event(What::StdinClosed);
+        assert_eq!(drain.late().len(), 1);
+        assert_eq!(drain.rx.try_iter().count(), QUEUE);
+    }
+}

@@ -366,3 +366,98 @@ impl Recorder {
         self.push(at, what);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(r: &mut Recorder, from: Side, bytes: &[u8]) {
+        r.take(Feed::Bytes {
+            from,
+            at: Duration::ZERO,
+            chunk: Bytes::copy_from_slice(bytes),
+        });
+    }
+
+    fn kinds(r: &Recorder) -> Vec<String> {
+        r.timeline
+            .events
+            .iter()
+            .map(|e| match &e.what {
+                What::Message(m) => format!("{:?}:{}", m.from, String::from_utf8_lossy(&m.raw)),
+                What::Garbage { from, raw } => {
+                    format!("{from:?} garbage:{}", String::from_utf8_lossy(raw))
+                }
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chunks_split_anywhere_become_the_same_messages() {
+        let mut r = Recorder::new(Wire::Stdio, None).unwrap();
+        feed(&mut r, Side::Client, b"{\"id\":1,");
+        feed(
+            &mut r,
+            Side::Client,
+            b"\"method\":\"ping\"}\r\nnot json\n{\"a\"",
+        );
+        feed(&mut r, Side::Server, b"Content-Length: 7\r\n\r\n{\"b\":1}");
+        r.finish();
+        assert_eq!(
+            kinds(&r),
+            [
+                "Client:{\"id\":1,\"method\":\"ping\"}",
+                "Client garbage:not json",
+                "Server:{\"b\":1}",
+                "Client garbage:{\"a\"",
+            ]
+        );
+        assert_eq!(r.framing(), Some(Framing::Ndjson));
+    }
+
+    #[test]
+    fn http_bodies_and_sse_events_are_messages_of_their_exchange() {
+        let mut r = Recorder::new(Wire::Http, None).unwrap();
+        let exchange = crate::clients::timeline::Exchange {
+            method: "POST".into(),
+            path: "/mcp".into(),
+            headers: Vec::new(),
+            status: 0,
+            content_type: String::new(),
+        };
+        r.take(Feed::Request {
+            key: 7,
+            at: Duration::ZERO,
+            exchange,
+            body: Bytes::from_static(b"{\"id\":1,\"method\":\"ping\"}"),
+        });
+        r.take(Feed::Response {
+            key: 7,
+            status: 200,
+            content_type: "text/event-stream".into(),
+        });
+        for chunk in [
+            &b"event: message\ndata: {\"id\""[..],
+            b":1,\"result\":{}}\n\n",
+        ] {
+            r.take(Feed::ResponseChunk {
+                key: 7,
+                at: Duration::ZERO,
+                chunk: Bytes::copy_from_slice(chunk),
+            });
+        }
+        r.take(Feed::ResponseEnd {
+            key: 7,
+            at: Duration::ZERO,
+        });
+        let events = &r.timeline.events;
+        assert_eq!(events.len(), 3);
+        assert!(
+            matches!(&events[0].what, What::Http(x) if x.status == 200 && x.content_type == "text/event-stream")
+        );
+        for e in &events[1..] {
+            assert!(matches!(&e.what, What::Message(m) if m.exchange == Some(0)));
+        }
+    }
+}
