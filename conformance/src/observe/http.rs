@@ -13,6 +13,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use axum::Router;
 use futures::StreamExt;
 use tokio::signal::unix::{signal, SignalKind};
@@ -111,6 +112,10 @@ pub(super) async fn run(opts: &Options, listen: SocketAddr, upstream: &str) -> u
         next: AtomicU64::new(0),
     });
     let app = Router::new().fallback(forward).with_state(proxy);
+    // Small writes (a response head, then its body) go out at once, not after the peer's ACK.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     tokio::select! {
         served = axum::serve(listener, app) => {
             if let Err(e) = served {

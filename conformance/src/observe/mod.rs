@@ -36,7 +36,8 @@ const START: u8 = 3;
 
 /// Runs `mcp-conformance observe ARGS…` (the process's arguments after `observe`).
 pub(crate) fn main() -> ExitCode {
-    let opts = Options::parse_from(std::env::args_os().skip(1));
+    let name = std::ffi::OsString::from("mcp-conformance observe");
+    let opts = Options::parse_from(std::iter::once(name).chain(std::env::args_os().skip(2)));
     ExitCode::from(run(&opts))
 }
 
