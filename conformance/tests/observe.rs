@@ -702,15 +702,23 @@ fn ts_client() -> Option<PathBuf> {
         .then_some(script)
 }
 
-/// The TypeScript SDK's stdio client (the stack of Claude Code and Cursor) spawns the observer
-/// as its server: it gets every answer it expects, and its session is judged clean.
-#[test]
-fn the_typescript_sdk_client_through_the_observer() {
-    let Some(script) = ts_client() else {
-        eprintln!("skipped: the TypeScript SDK (interop/node_modules, or MCP_INTEROP_NODE_MODULES) or node not installed");
-        return;
-    };
-    let dir = TempDir::new("ts");
+/// `interop/.venv`'s python (or `MCP_INTEROP_PYTHON`) with the `mcp` SDK, and the client script.
+fn py_client() -> Option<(PathBuf, PathBuf)> {
+    let python = std::env::var_os("MCP_INTEROP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| common::workspace_root().join("interop/.venv/bin/python"));
+    let script = common::workspace_root().join("interop/clients/py_client.py");
+    let sdk = Command::new(&python)
+        .args(["-c", "import mcp.client.stdio"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    (sdk && script.is_file()).then_some((python, script))
+}
+
+/// An SDK client (`client ARGS SERVER RESULT_JSON`) spawns the observer as its server: it gets
+/// every answer it expects, and its session is judged without a failure.
+fn sdk_client_through_the_observer(name: &str, client: &[&Path]) {
+    let dir = TempDir::new(name);
     let report = dir.path().join("report.json");
     let wrapper = dir.write(
         "observed-echo",
@@ -727,29 +735,57 @@ fn the_typescript_sdk_client_through_the_observer() {
     )
     .unwrap();
     let result = dir.path().join("result.json");
-    let mut cmd = Command::new("node");
-    cmd.arg(&script).arg(&wrapper).arg(&result);
+    let mut cmd = Command::new(client[0]);
+    cmd.args(&client[1..]).arg(&wrapper).arg(&result);
     let out = run_with_input(cmd, Vec::new());
     assert_eq!(
         out.status.code(),
         Some(0),
-        "the SDK client failed through the observer: {}",
+        "the {name} client failed through the observer: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let started = Instant::now();
     let report = loop {
-        // The client ends the server (stdin closed, then signals): the final report follows.
-        if let Some(r) = read_report(&report).filter(|r| {
+        // The client ends the server (stdin closed, perhaps signals): the final report follows.
+        let done = |r: &Value| {
             checks(r).iter().any(|c| {
                 c["id"] == "observer.complete"
                     && c["detail"] == "every message of the session was judged"
             })
-        }) {
+        };
+        if let Some(r) = read_report(&report).filter(done) {
             break r;
         }
-        assert!(started.elapsed() < LIMIT, "no final report");
+        assert!(
+            started.elapsed() < LIMIT,
+            "no final report from the {name} session"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     assert_eq!(failing(&report), Vec::<String>::new(), "{report:#}");
     assert_eq!(status_of(&report, "client.initialized-sent"), "PASS");
+    assert_eq!(
+        status_of(&report, "server.responses-match-requests"),
+        "PASS"
+    );
+}
+
+/// The TypeScript SDK's stdio client: the stack of Claude Code and Cursor.
+#[test]
+fn the_typescript_sdk_client_through_the_observer() {
+    let Some(script) = ts_client() else {
+        eprintln!("skipped: the TypeScript SDK (interop/node_modules, or MCP_INTEROP_NODE_MODULES) or node not installed");
+        return;
+    };
+    sdk_client_through_the_observer("ts", &[Path::new("node"), &script]);
+}
+
+/// The Python SDK's `ClientSession` over `stdio_client`.
+#[test]
+fn the_python_sdk_client_through_the_observer() {
+    let Some((python, script)) = py_client() else {
+        eprintln!("skipped: the Python SDK (interop/.venv, or MCP_INTEROP_PYTHON) not installed");
+        return;
+    };
+    sdk_client_through_the_observer("py", &[&python, &script]);
 }
