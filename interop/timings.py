@@ -28,5 +28,15 @@ timings[which] = {
     "machine": f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPUs",
     "seconds": seconds,
 }
+if which == "after":
+    # The whole `mcp-conformance client` run of each judged client (every scenario).
+    clients = {}
+    for report in sorted(results.glob("judged-*.json")):
+        try:
+            target = json.loads(report.read_text())["targets"][0]
+        except (ValueError, KeyError, IndexError):
+            continue
+        clients[report.stem.removeprefix("judged-")] = round(target["durationMs"] / 1000, 1)
+    timings["clients"] = clients
 path.write_text(json.dumps(timings, indent=2, sort_keys=True) + "\n")
 print(f"recorded {which} ({label}) for {len(seconds)} servers in {path}")

@@ -154,7 +154,9 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     expected_failures: Option<PathBuf>,
 
-    /// Extra scenarios (JSON) to run; repeatable.
+    /// Extra scenarios (JSON) to run, or sessions `mcp-conformance observe --transcript`
+    /// recorded (`.jsonl`: replayed, each request must get the kind of answer it got then);
+    /// repeatable.
     #[arg(long, value_name = "FILE")]
     scenario_file: Vec<PathBuf>,
 
@@ -298,12 +300,23 @@ fn load_checks(files: &[PathBuf]) -> Result<Vec<Check>, Usage> {
     for file in files {
         let text = std::fs::read_to_string(file)
             .map_err(|e| Usage(format!("cannot read {}: {e}", file.display())))?;
-        let extra = crate::checks::from_scenarios(&text).map_err(|e| {
-            Usage(format!(
-                "{} is not a valid scenario file: {e}",
-                file.display()
-            ))
-        })?;
+        let extra = if file.extension().is_some_and(|e| e == "jsonl") {
+            let name = file.file_stem().unwrap_or_default().to_string_lossy();
+            let replay = crate::replay::scenario(&text, &name).map_err(|e| {
+                Usage(format!(
+                    "{} is not a transcript `mcp-conformance observe --transcript` wrote: {e}",
+                    file.display()
+                ))
+            })?;
+            vec![Check::scenario(replay)]
+        } else {
+            crate::checks::from_scenarios(&text).map_err(|e| {
+                Usage(format!(
+                    "{} is not a valid scenario file: {e}",
+                    file.display()
+                ))
+            })?
+        };
         if let Some(taken) = extra
             .iter()
             .find(|c| checks.iter().any(|k| k.info.id == c.info.id))

@@ -40,6 +40,7 @@ mod observe;
 mod pattern;
 mod probe;
 mod progress;
+mod replay;
 mod report;
 mod requests;
 mod runner;
@@ -52,6 +53,7 @@ mod transport;
 
 pub use crate::check::{CheckInfo, Level, RunsIn, Transport};
 pub use crate::checks::builtin;
+pub use crate::clients::{client_checks, ClientCheckInfo};
 
 use mcp_protocol::mcp::ProtocolVersion;
 

@@ -143,7 +143,66 @@ fn render() -> String {
         modern.len()
     ));
     table(&mut out, &modern);
+    client_tables(&mut out);
     out
+}
+
+const CLIENT_INTRO: &str = "
+# Client checks (`mcp-conformance client`, `mcp-conformance observe`)
+
+These judge the other side: what an MCP client or host does. `mcp-conformance client` plays a
+scripted server in each scenario (one run of the client each) and judges every session a
+check applies to; the worst verdict of those sessions is the check's. `mcp-conformance
+observe` judges what a real host does with a real server, passively, with the checks marked
+*observe*. A check without the evidence it needs is SKIP and says why, never PASS.
+";
+
+fn client_tables(out: &mut String) {
+    let checks = mcp_conformance::client_checks();
+    let count = |l: Level| checks.iter().filter(|c| c.info.level == l).count();
+    out.push_str(CLIENT_INTRO);
+    out.push_str(&format!(
+        "\n{} client checks: {} MUST, {} SHOULD, {} INFO.\n",
+        checks.len(),
+        count(Level::Must),
+        count(Level::Should),
+        count(Level::Info),
+    ));
+    out.push_str(
+        "\n| check | level | judged in | the client … | spec | the words | why this level |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|---|\n");
+    for c in &checks {
+        let i = &c.info;
+        let mut judged = if c.scenarios.is_empty() {
+            "every scenario".to_owned()
+        } else {
+            c.scenarios.join(", ")
+        };
+        if c.observed {
+            judged.push_str("; observe");
+        }
+        match i.transport {
+            Transport::Stdio => judged.push_str("; *stdio only*"),
+            Transport::Http => judged.push_str("; *Streamable HTTP only*"),
+            Transport::Any => {}
+        }
+        let quote = if i.quote.is_empty() {
+            "(the text is silent)".to_owned()
+        } else {
+            format!("“{}”", i.quote)
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+            i.id,
+            i.level,
+            cell(&judged),
+            cell(&i.description),
+            cell(&i.spec),
+            cell(&quote),
+            cell(&i.reason)
+        ));
+    }
 }
 
 #[test]
@@ -166,7 +225,13 @@ fn docs_checks_md_matches_the_checks() {
 /// check where the text is silent, says so).
 #[test]
 fn every_check_quotes_its_text() {
-    for c in mcp_conformance::builtin().unwrap() {
+    let servers = mcp_conformance::builtin()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.info);
+    let clients = mcp_conformance::client_checks().into_iter().map(|c| c.info);
+    for info in servers.chain(clients) {
+        let c = Quoted { info };
         if c.info.echo_only {
             continue;
         }
@@ -190,4 +255,9 @@ fn every_check_quotes_its_text() {
             );
         }
     }
+}
+
+/// A check's description, as the quoting rule reads it.
+struct Quoted {
+    info: mcp_conformance::CheckInfo,
 }

@@ -11,3 +11,27 @@ pub(crate) mod judge;
 pub(crate) mod scenario;
 pub(crate) mod script;
 pub(crate) mod timeline;
+
+use crate::check::CheckInfo;
+
+/// A client check as `--list` and docs/checks.md show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCheckInfo {
+    pub info: CheckInfo,
+    /// The `client` scenarios whose sessions it judges (empty: all).
+    pub scenarios: Vec<&'static str>,
+    /// `mcp-conformance observe` judges it too.
+    pub observed: bool,
+}
+
+/// Every client check, in report order.
+pub fn client_checks() -> Vec<ClientCheckInfo> {
+    checks::all()
+        .into_iter()
+        .map(|c| ClientCheckInfo {
+            scenarios: c.scenarios.iter().map(|s| s.name()).collect(),
+            observed: c.observed,
+            info: c.info,
+        })
+        .collect()
+}

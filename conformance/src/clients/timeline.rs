@@ -83,12 +83,22 @@ pub(crate) struct Exchange {
     pub(crate) status: u16,
     /// The response's `Content-Type` (empty if none).
     pub(crate) content_type: String,
+    /// The response's MCP headers (`mcp-session-id`, …), names lower-cased.
+    pub(crate) response_headers: Vec<(String, String)>,
 }
 
 impl Exchange {
     /// The value of a request header (names compare case-insensitively), the first if repeated.
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The value of a response header.
+    pub(crate) fn response_header(&self, name: &str) -> Option<&str> {
+        self.response_headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
@@ -209,10 +219,5 @@ impl Timeline {
                 What::Http(x) => Some((i, x)),
                 _ => None,
             })
-    }
-
-    /// The first event matching `f`, with its index.
-    pub(crate) fn find(&self, f: impl Fn(&What) -> bool) -> Option<(usize, &Event)> {
-        self.events.iter().enumerate().find(|(_, e)| f(&e.what))
     }
 }

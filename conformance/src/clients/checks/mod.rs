@@ -3,18 +3,27 @@
 
 mod http;
 mod lifecycle;
+mod messages;
+mod modern;
+mod stdio;
 
 use super::judge::ClientCheck;
 
 /// Every client check, in report order.
 pub(crate) fn all() -> Vec<ClientCheck> {
     let mut checks = lifecycle::checks();
+    checks.extend(messages::checks());
+    checks.extend(modern::checks());
+    checks.extend(stdio::checks());
     checks.extend(http::checks());
     checks
 }
 
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod catalogue {
     use crate::ids::client::ALL;
 
     #[test]
