@@ -40,11 +40,13 @@ pub(crate) enum Feed {
         exchange: Exchange,
         body: Bytes,
     },
-    /// HTTP: the response's status and content type, as they came.
+    /// HTTP: the response's status, content type and MCP headers (names lower-cased), as
+    /// they came.
     Response {
         key: u64,
         status: u16,
         content_type: String,
+        headers: Vec<(String, String)>,
     },
     /// HTTP: a piece of the response body, as forwarded.
     ResponseChunk {

@@ -192,6 +192,7 @@ fn own_answer(tap: &Tap, key: u64, status: StatusCode, text: String) -> Response
         key,
         status: status.as_u16(),
         content_type: "text/plain".to_owned(),
+        headers: Vec::new(),
     });
     tap.offer(Feed::ResponseEnd { key, at: tap.at() });
     eprintln!("mcp-conformance observe: {text}");
@@ -217,6 +218,7 @@ async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response 
         headers: recorded(&parts.headers),
         status: 0,
         content_type: String::new(),
+        response_headers: Vec::new(),
     };
     proxy.tap.offer(Feed::Request {
         key,
@@ -260,10 +262,20 @@ fn respond(tap: &Tap, key: u64, reply: reqwest::Response) -> Response {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
+    let mcp_headers = reply
+        .headers()
+        .iter()
+        .filter(|(name, _)| name.as_str().starts_with("mcp-"))
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            (name.as_str().to_owned(), value)
+        })
+        .collect();
     tap.offer(Feed::Response {
         key,
         status: status.as_u16(),
         content_type,
+        headers: mcp_headers,
     });
     let connection = connection_listed(reply.headers());
     let mut response = Response::builder().status(status);

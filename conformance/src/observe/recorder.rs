@@ -181,7 +181,8 @@ impl Recorder {
                 key,
                 status,
                 content_type,
-            } => self.response(key, status, content_type),
+                headers,
+            } => self.response(key, status, content_type, headers),
             Feed::ResponseChunk { key, at, chunk } => self.response_chunk(key, at, &chunk),
             Feed::ResponseEnd { key, at } => self.response_end(key, at),
             Feed::Done => {}
@@ -292,7 +293,13 @@ impl Recorder {
         }
     }
 
-    fn response(&mut self, key: u64, status: u16, content_type: String) {
+    fn response(
+        &mut self,
+        key: u64,
+        status: u16,
+        content_type: String,
+        headers: Vec<(String, String)>,
+    ) {
         let Some(pending) = self.pending.get_mut(&key) else {
             return;
         };
@@ -311,6 +318,7 @@ impl Recorder {
         {
             x.status = status;
             x.content_type = content_type;
+            x.response_headers = headers;
         }
     }
 
@@ -425,6 +433,7 @@ mod tests {
             headers: Vec::new(),
             status: 0,
             content_type: String::new(),
+            response_headers: Vec::new(),
         };
         r.take(Feed::Request {
             key: 7,
@@ -436,6 +445,7 @@ mod tests {
             key: 7,
             status: 200,
             content_type: "text/event-stream".into(),
+            headers: vec![("mcp-session-id".into(), "s1".into())],
         });
         for chunk in [
             &b"event: message\ndata: {\"id\""[..],
