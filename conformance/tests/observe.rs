@@ -326,6 +326,43 @@ fn a_good_session_passes_and_exits_with_the_servers_code() {
     );
 }
 
+/// A session recorded with `--transcript` replays against the server (`--scenario-file
+/// FILE.jsonl`): what the host sent is sent again, and the server answers in kind.
+#[test]
+fn a_recorded_session_replays_as_a_scenario() {
+    let mut host = Host::start("replay");
+    host.handshake();
+    host.call(&request(2, "tools/list", json!({})));
+    host.call(&request(
+        3,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "again"}}),
+    ));
+    host.call(&request(
+        4,
+        "tools/call",
+        json!({"name": "nope", "arguments": {}}),
+    ));
+    host.close_stdin();
+    let (code, _report, dir) = host.exit();
+    assert_eq!(code, 0);
+    let recorded = dir.path().join("session.jsonl");
+    std::fs::copy(dir.path().join("transcript.jsonl"), &recorded).unwrap();
+    let run = common::run(&[
+        "--format".to_owned(),
+        "json".to_owned(),
+        "--only".to_owned(),
+        "replay.*".to_owned(),
+        "--scenario-file".to_owned(),
+        recorded.display().to_string(),
+        "--".to_owned(),
+        echo_server().display().to_string(),
+    ]);
+    let report = run.json();
+    assert_eq!(run.code, 0, "{report:#}");
+    assert_eq!(status_of(&report, "replay.session"), "PASS", "{report:#}");
+}
+
 #[test]
 fn the_exit_code_is_the_servers() {
     let mut cmd = observer(&["--quiet", "--", "sh", "-c", "cat >/dev/null; exit 7"]);
