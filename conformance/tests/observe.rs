@@ -543,50 +543,37 @@ impl Drop for Running {
     }
 }
 
-fn start_http_server() -> (Running, String) {
-    let mut child = Command::new(echo_server())
-        .args(["--http", "127.0.0.1:0"])
+/// Starts `cmd` in a group of its own; the first stderr line holding `marker`, after it.
+fn start_announcing(mut cmd: Command, marker: &'static str) -> (Running, String) {
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
         .unwrap();
-    let line = line_with(child.stderr.take().unwrap(), "listening on ");
-    let url = line
-        .split("listening on ")
-        .nth(1)
-        .unwrap()
-        .trim()
-        .to_owned();
-    (Running(child), url)
+    let line = line_with(child.stderr.take().unwrap(), marker);
+    let rest = line.split(marker).nth(1).unwrap().trim().to_owned();
+    (Running(child), rest)
+}
+
+fn start_http_server() -> (Running, String) {
+    let mut cmd = Command::new(echo_server());
+    cmd.args(["--http", "127.0.0.1:0"]);
+    start_announcing(cmd, "listening on ")
 }
 
 fn start_http_observer(upstream: &str, report: &Path) -> (Running, String) {
-    let mut child = observer(&[
-        "--quiet",
-        "--listen",
-        "127.0.0.1:0",
-        "--upstream",
-        upstream,
-        "--report",
-    ])
-    .arg(report)
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .process_group(0)
-    .spawn()
-    .unwrap();
-    let line = line_with(child.stderr.take().unwrap(), "observing on ");
-    let base = line
-        .split("observing on ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
+    let mut cmd = observer(&["--quiet", "--listen", "127.0.0.1:0", "--upstream", upstream]);
+    cmd.arg("--report").arg(report);
+    let (child, rest) = start_announcing(cmd, "observing on ");
+    let base = rest
+        .split_whitespace()
+        .next()
         .unwrap()
-        .trim_end_matches('/')
-        .to_owned();
-    (Running(child), format!("{base}/mcp"))
+        .trim_end_matches('/');
+    let url = format!("{base}/mcp");
+    (child, url)
 }
 
 const MCP_HEADERS: &[&str] = &["content-type", "mcp-protocol-version"];

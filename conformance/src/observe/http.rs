@@ -16,11 +16,11 @@ use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use axum::Router;
 use futures::StreamExt;
-use tokio::signal::unix::{signal, SignalKind};
 
 use super::cli::Options;
 use super::feed::{Feed, Tap};
 use super::report::Subject;
+use super::signals::Signals;
 use super::{usage, Observer, START, USAGE};
 use crate::clients::timeline::{Exchange, Wire};
 
@@ -122,35 +122,11 @@ pub(super) async fn run(opts: &Options, listen: SocketAddr, upstream: &str) -> u
                 eprintln!("mcp-conformance observe: the proxy stopped: {e}");
             }
         }
-        () = signals.next() => {}
+        _ = signals.next() => {}
     }
     match observer.finish(None) {
         Some(report) if !report.failed() => 0,
         _ => 1,
-    }
-}
-
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn install() -> std::io::Result<Signals> {
-        Ok(Signals {
-            term: signal(SignalKind::terminate())?,
-            int: signal(SignalKind::interrupt())?,
-            hup: signal(SignalKind::hangup())?,
-        })
-    }
-
-    async fn next(&mut self) {
-        tokio::select! {
-            _ = self.term.recv() => {}
-            _ = self.int.recv() => {}
-            _ = self.hup.recv() => {}
-        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! `mcp-conformance observe`: a proxy between a real host and a real server that forwards
 //! every message unchanged and judges both sides as the session goes.
 //!
-//! * `cli`: the options;
+//! * `cli`: the options; `signals`: the signals that end a session;
 //! * `stdio`, `http`: the two proxies: they only move bytes, and hand a copy of each chunk to
 //!   the judging side through `feed` (bounded, never waiting);
 //! * `recorder`: the judging side, on a thread of its own: the chunks become a timeline of
@@ -16,6 +16,7 @@ mod http;
 mod recorder;
 mod report;
 mod server_checks;
+mod signals;
 mod stdio;
 
 use std::process::ExitCode;

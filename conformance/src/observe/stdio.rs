@@ -17,11 +17,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use nix::sys::signal::{killpg, Signal as NixSignal};
 use nix::unistd::Pid;
-use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 
 use super::cli::Options;
 use super::feed::{Feed, Tap, CHUNK};
+use super::signals::Signals;
 use super::{stdio_subject, Observer, START, USAGE};
 use crate::clients::timeline::{Side, Signal, What};
 use crate::groups::{Group, GRACE};
@@ -162,31 +162,6 @@ fn send(pid: i32, signal: NixSignal) {
             if e != nix::errno::Errno::ESRCH {
                 eprintln!("mcp-conformance observe: cannot send {signal} to the server: {e}");
             }
-        }
-    }
-}
-
-/// SIGTERM, SIGINT and SIGHUP, caught from before the server starts.
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn install() -> std::io::Result<Signals> {
-        Ok(Signals {
-            term: signal(SignalKind::terminate())?,
-            int: signal(SignalKind::interrupt())?,
-            hup: signal(SignalKind::hangup())?,
-        })
-    }
-
-    async fn next(&mut self) -> (Signal, NixSignal) {
-        tokio::select! {
-            _ = self.term.recv() => (Signal::Term, NixSignal::SIGTERM),
-            _ = self.int.recv() => (Signal::Int, NixSignal::SIGINT),
-            _ = self.hup.recv() => (Signal::Hup, NixSignal::SIGHUP),
         }
     }
 }
