@@ -23,7 +23,7 @@ use super::cli::Options;
 use super::feed::{Feed, Tap, CHUNK};
 use super::signals::Signals;
 use super::{stdio_subject, Observer, START, USAGE};
-use crate::clients::timeline::{Side, Signal, What};
+use crate::clients::timeline::{Side, What};
 use crate::groups::{Group, GRACE};
 
 /// How long the server has to exit after a forwarded signal before it is killed.
