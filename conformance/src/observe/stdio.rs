@@ -203,8 +203,9 @@ fn host_to_server(mut to: ChildStdin, tap: &Tap) {
             Err(_) => break,
         }
     }
-    drop(to);
+    // Recorded before it happens, as chunks are: the server's answer to it comes after.
     tap.event(What::StdinClosed);
+    drop(to);
 }
 
 /// The server's stdout to the host's; read to its end even if the host stopped reading.
