@@ -13,6 +13,7 @@ use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt as _;
 use serde_json::{json, Value};
 
 use common::{echo_server, harness, TempDir};
@@ -812,4 +813,159 @@ fn the_python_sdk_client_through_the_observer() {
         return;
     };
     sdk_client_through_the_observer("py", &[&python, &script]);
+}
+
+/// What the in-process upstream saw of the request it was sent.
+#[derive(Debug, Default)]
+struct Seen {
+    headers: Vec<(String, String)>,
+    path: String,
+}
+
+/// An upstream that answers every POST with an SSE stream: one event at once, and a second only
+/// when `release` fires. Through the observer, the first must arrive while the second is held.
+async fn held_sse_upstream(
+    release: std::sync::Arc<tokio::sync::Notify>,
+    seen: std::sync::Arc<std::sync::Mutex<Seen>>,
+) -> String {
+    use axum::body::Body;
+    use axum::extract::Request;
+
+    let app = axum::Router::new().fallback(move |request: Request| {
+        let release = release.clone();
+        let seen = seen.clone();
+        async move {
+            {
+                let mut seen = seen.lock().unwrap();
+                seen.path = request.uri().to_string();
+                seen.headers = request
+                    .headers()
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("").to_owned()))
+                    .collect();
+            }
+            let first = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n";
+            let second = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
+            let stream = futures::stream::once(async move { Ok::<_, std::io::Error>(first) })
+                .chain(futures::stream::once(async move {
+                    release.notified().await;
+                    Ok(second)
+                }));
+            axum::response::Response::builder()
+                .header("content-type", "text/event-stream")
+                .header("mcp-session-id", "held-1")
+                .body(Body::from_stream(stream))
+                .unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/mcp")
+}
+
+/// An SSE response is streamed through, event by event, not buffered to its end; headers are
+/// forwarded (Authorization too) but a secret never reaches the report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_is_streamed_through_and_secrets_stay_out_of_the_report() {
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
+    let upstream = held_sse_upstream(release.clone(), seen.clone()).await;
+    let dir = TempDir::new("sse");
+    let report_path = dir.path().join("report.json");
+    let (mut proxy, url) = start_http_observer(&upstream, &report_path);
+    let response = reqwest::Client::new()
+        .post(format!("{}/elsewhere?x=1", url.trim_end_matches("/mcp")))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("authorization", "Bearer secret-token-42")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(
+            request(
+                1,
+                "tools/call",
+                json!({"name": "slow", "arguments": {}, "_meta": {"progressToken": 1}}),
+            )
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(response.headers()["mcp-session-id"], "held-1");
+    let mut body = response.bytes_stream();
+    let mut got = Vec::new();
+    while !String::from_utf8_lossy(&got).contains("notifications/progress") {
+        let chunk = tokio::time::timeout(LIMIT, body.next())
+            .await
+            .expect("the first event through the observer while the second is held")
+            .expect("the stream is open")
+            .unwrap();
+        got.extend_from_slice(&chunk);
+    }
+    assert!(!String::from_utf8_lossy(&got).contains("\"result\""));
+    release.notify_one();
+    while let Some(chunk) = tokio::time::timeout(LIMIT, body.next()).await.unwrap() {
+        got.extend_from_slice(&chunk.unwrap());
+    }
+    assert!(String::from_utf8_lossy(&got)
+        .ends_with("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"));
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            seen.path, "/mcp?x=1",
+            "the upstream's path, the client's query"
+        );
+        let header = |n: &str| {
+            seen.headers
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            header("authorization").as_deref(),
+            Some("Bearer secret-token-42")
+        );
+        assert_eq!(
+            header("mcp-protocol-version").as_deref(),
+            Some("2025-11-25")
+        );
+        // Host is the upstream's, not the observer's (a proxy's one change to the request).
+        let authority = upstream
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp");
+        assert_eq!(header("host").as_deref(), Some(authority));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(proxy.0.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    tokio::task::spawn_blocking(move || {
+        let _ = proxy.0.wait();
+        drop(proxy);
+    })
+    .await
+    .unwrap();
+    let text = std::fs::read_to_string(&report_path).unwrap();
+    assert!(!text.contains("secret-token-42"), "a secret in the report");
+    let report: Value = serde_json::from_str(&text).unwrap();
+    let transcript = checks(&report)
+        .iter()
+        .find(|c| c["id"] == "server.responses-match-requests")
+        .unwrap()["transcript"]
+        .to_string();
+    assert!(
+        transcript.contains("POST /elsewhere?x=1 -> 200"),
+        "{transcript}"
+    );
+    assert!(
+        transcript.contains("notifications/progress"),
+        "{transcript}"
+    );
+    assert_eq!(
+        status_of(&report, "server.responses-match-requests"),
+        "PASS",
+        "{report:#}"
+    );
 }
