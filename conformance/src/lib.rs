@@ -36,6 +36,7 @@ mod groups;
 mod ids;
 mod interrupt;
 mod mismatch;
+mod observe;
 mod pattern;
 mod probe;
 mod progress;
