@@ -54,6 +54,7 @@ mod transport;
 pub use crate::check::{CheckInfo, Level, RunsIn, Transport};
 pub use crate::checks::builtin;
 pub use crate::clients::{client_checks, ClientCheckInfo};
+pub use crate::observe::observed_server_checks;
 
 use mcp_protocol::mcp::ProtocolVersion;
 

@@ -36,6 +36,14 @@ const USAGE: u8 = 2;
 const START: u8 = 3;
 
 /// Runs `mcp-conformance observe ARGS…` (the process's arguments after `observe`).
+/// The server checks `observe` judges passively, besides the client checks, in report order.
+pub fn observed_server_checks() -> Vec<crate::clients::ClientCheckInfo> {
+    server_checks::checks()
+        .into_iter()
+        .map(Into::into)
+        .collect()
+}
+
 pub(crate) fn main() -> ExitCode {
     let name = std::ffi::OsString::from("mcp-conformance observe");
     let opts = Options::parse_from(std::iter::once(name).chain(std::env::args_os().skip(2)));
