@@ -168,6 +168,31 @@ for required in server-initialize ping tools-list dns-rebinding-protection; do
   grep -q "✓ $required:" "$results/official.txt" || { echo "official scenario $required did not pass"; official_rc=1; }
 done
 [ "$official_rc" -eq 0 ] || failures+=("official conformance suite")
+
+step "official client scenarios against mcp-client (its conformance_client example)"
+# The suite runs `conformance_client <server URL>` once per scenario and judges what the client
+# did; a scenario fails on a failed or warned check, and, unless it is in the baseline, on the
+# client exiting with an error or timing out (the suite's own baseline mode ignores both).
+(cd "$root" && cargo build --quiet -p mcp-client --example conformance_client)
+conformance_client="${CARGO_TARGET_DIR:-$root/target}/debug/examples/conformance_client"
+client_rc=0
+for scenario in initialize tools_call sse-retry elicitation-sep1034-client-defaults; do
+  out="$results/official-client-$scenario.txt"
+  rc=0
+  "$NODE" "$BIN/conformance" client --command "$conformance_client" \
+    --scenario "$scenario" --timeout 20000 \
+    --expected-failures "$here/baselines/official-client-scenarios.yml" > "$out" 2>&1 || rc=$?
+  if ! grep -qx "  - $scenario" "$here/baselines/official-client-scenarios.yml" &&
+    grep -q "CLIENT EXITED WITH ERROR\|CLIENT TIMED OUT" "$out"; then
+    rc=1
+  fi
+  echo "$scenario: $(grep -m1 '^Passed:' "$out" || echo 'no result') (exit $rc)"
+  if [ "$rc" -ne 0 ]; then
+    client_rc=1
+    tail -n 25 "$out"
+  fi
+done
+[ "$client_rc" -eq 0 ] || failures+=("official client scenarios against mcp-client")
 fi
 
 step "mcp-conformance against real servers"

@@ -29,7 +29,8 @@
 //!   lifecycle `new → initialized → ready → closed` (legacy) or `new → ready → closed`
 //!   (modern) with typed refusals ([`ClientError::InvalidState`]); a pending map keyed by
 //!   request id; per-request timeouts that send `notifications/cancelled`; server `ping`
-//!   answered and other server requests refused with -32601; notifications as a stream;
+//!   answered, `elicitation/create` answered when [`ClientOptions::elicitation`] is set, and
+//!   other server requests refused with -32601; notifications as a stream;
 //!   `close()` with escalation; frame tracing ([`ClientOptions::frame_hook`], or
 //!   `RUST_LOG=mcp::frames=debug`).
 //! * Eras ([`Era`], [`ClientOptions::era`]): with [`EraChoice::Auto`] (the default)
@@ -53,6 +54,9 @@
 //!   `DELETE` on close. Modern: the mirrored `MCP-Protocol-Version`, `Mcp-Method` and
 //!   `Mcp-Name` headers. HTTP errors fail only their request ([`ClientError::Http`],
 //!   [`ClientError::Transport`]).
+//! * [`elicitation`]: answering the server's `elicitation/create` (legacy era) with a handler
+//!   set in [`ClientOptions::elicitation`], which also declares the capability; accepted
+//!   answers get the requested schema's defaults.
 //! * [`registry`]: a local [`ToolRegistry`] with risk tiers and an approval gate.
 //! * [`bridge`]: [`register_mcp_tools`] puts a server's tools in a registry under a prefix; it
 //!   works the same in both eras.
@@ -60,6 +64,7 @@
 pub mod bridge;
 mod client;
 mod command;
+pub mod elicitation;
 mod era;
 mod error;
 mod options;
@@ -73,6 +78,7 @@ pub use mcp_protocol as protocol;
 pub use crate::bridge::{register_mcp_tools, BridgeOptions};
 pub use crate::client::{Client, CloseReport, CloseStep, HttpTarget};
 pub use crate::command::{ServerCommand, StderrMode};
+pub use crate::elicitation::Elicitation;
 pub use crate::era::{Connected, DiscoverResult, Era, EraChoice};
 pub use crate::error::{ClientError, CloseCause, ClosedReason};
 pub use crate::options::{ClientOptions, FrameDirection, FrameHook};

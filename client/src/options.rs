@@ -8,6 +8,9 @@ use mcp_protocol::codec::DEFAULT_MAX_MESSAGE_BYTES;
 use mcp_protocol::mcp::{Implementation, ProtocolVersion};
 use mcp_protocol::Framing;
 
+use serde_json::{Map, Value};
+
+use crate::elicitation::Elicitation;
 use crate::era::EraChoice;
 
 /// Which way a frame went.
@@ -56,6 +59,9 @@ pub struct ClientOptions {
     /// Sees every frame; [`ClientOptions::print_frames`] prints them as the chapter's demo does.
     /// Frames are also logged at DEBUG under the `mcp::frames` tracing target.
     pub frame_hook: Option<FrameHook>,
+    /// Answers the server's `elicitation/create` (legacy era), and declares the `elicitation`
+    /// capability in `initialize`; `None` (default): neither.
+    pub elicitation: Option<Elicitation>,
 }
 
 impl Default for ClientOptions {
@@ -74,11 +80,24 @@ impl Default for ClientOptions {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             close_grace: Duration::from_secs(2),
             frame_hook: None,
+            elicitation: None,
         }
     }
 }
 
 impl ClientOptions {
+    /// The capabilities `initialize` declares: those this client can honour with these
+    /// options (`basic/lifecycle.mdx`: "Client capabilities"). Modern requests declare none in
+    /// `_meta`: 2026-07-28 asks for input with `input_required` results, which this client does
+    /// not handle.
+    pub(crate) fn legacy_capabilities(&self) -> Value {
+        let mut capabilities = Map::new();
+        if self.elicitation.is_some() {
+            capabilities.insert("elicitation".to_owned(), Elicitation::capability());
+        }
+        Value::Object(capabilities)
+    }
+
     /// Prints `[mcp:send] {...}` / `[mcp:receive] {...}` lines on stdout.
     pub fn print_frames(mut self) -> Self {
         self.frame_hook = Some(Arc::new(|direction, json| println!("{direction} {json}")));
@@ -98,6 +117,7 @@ impl fmt::Debug for ClientOptions {
             .field("max_message_bytes", &self.max_message_bytes)
             .field("close_grace", &self.close_grace)
             .field("frame_hook", &self.frame_hook.is_some())
+            .field("elicitation", &self.elicitation)
             .finish()
     }
 }

@@ -196,6 +196,9 @@ const START: u8 = 3;
 
 /// Runs `mcp-conformance` with the process's arguments; the exit code says how it went.
 pub fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "observe") {
+        return crate::observe::main();
+    }
     if std::env::args_os().nth(1).is_some_and(|a| a == "bench") {
         // The bench became a binary of its own.
         return ExitCode::from(usage(

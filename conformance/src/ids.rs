@@ -235,3 +235,18 @@ pub mod client {
         HTTP_MODERN_HEADERS = "client.http-modern-headers",
     }
 }
+
+/// The ids of what `observe` judges beyond the client checks: the server's side of a real
+/// session, judged passively, and whether the observer saw the whole session.
+pub mod observed {
+    use super::CheckId;
+
+    check_ids! {
+        SERVER_RESPONSES_MATCH_REQUESTS = "server.responses-match-requests",
+        SERVER_JSONRPC_SHAPE = "server.jsonrpc-shape",
+        SERVER_INITIALIZE_RESULT_SHAPE = "server.initialize-result-shape",
+        SERVER_STDOUT_ONLY_MESSAGES = "server.stdout-only-messages",
+        SERVER_LOGGING_DECLARED = "server.logging-declared",
+        OBSERVER_COMPLETE = "observer.complete",
+    }
+}

@@ -38,6 +38,7 @@ mod groups;
 mod ids;
 mod interrupt;
 mod mismatch;
+mod observe;
 mod pattern;
 mod probe;
 mod progress;
@@ -55,6 +56,7 @@ mod transport;
 pub use crate::check::{CheckInfo, Level, RunsIn, Transport};
 pub use crate::checks::builtin;
 pub use crate::clients::{client_checks, ClientCheckInfo};
+pub use crate::observe::observed_server_checks;
 
 use mcp_protocol::mcp::ProtocolVersion;
 

@@ -157,31 +157,52 @@ observe` judges what a real host does with a real server, passively, with the ch
 *observe*. A check without the evidence it needs is SKIP and says why, never PASS.
 ";
 
+const OBSERVED_INTRO: &str = "
+## The server, as `mcp-conformance observe` sees it
+
+Judged passively from the traffic of a real host's session, without asking the server
+anything: only what the messages show, and only where the sentence leaves no doubt.
+`mcp-conformance -- SERVER` probes far more.
+";
+
 fn client_tables(out: &mut String) {
-    let checks = mcp_conformance::client_checks();
-    let count = |l: Level| checks.iter().filter(|c| c.info.level == l).count();
     out.push_str(CLIENT_INTRO);
+    client_table(out, &mcp_conformance::client_checks(), "client checks");
+    out.push_str(OBSERVED_INTRO);
+    client_table(
+        out,
+        &mcp_conformance::observed_server_checks(),
+        "server checks",
+    );
+}
+
+fn client_table(out: &mut String, checks: &[mcp_conformance::ClientCheckInfo], what: &str) {
+    let count = |l: Level| checks.iter().filter(|c| c.info.level == l).count();
     out.push_str(&format!(
-        "\n{} client checks: {} MUST, {} SHOULD, {} INFO.\n",
+        "\n{} {what}: {} MUST, {} SHOULD, {} INFO.\n",
         checks.len(),
         count(Level::Must),
         count(Level::Should),
         count(Level::Info),
     ));
     out.push_str(
-        "\n| check | level | judged in | the client … | spec | the words | why this level |\n",
+        "\n| check | level | judged in | the peer … | spec | the words | why this level |\n",
     );
     out.push_str("|---|---|---|---|---|---|---|\n");
-    for c in &checks {
+    for c in checks {
         let i = &c.info;
-        let mut judged = if c.scenarios.is_empty() {
-            "every scenario".to_owned()
-        } else {
-            c.scenarios.join(", ")
-        };
-        if c.observed {
-            judged.push_str("; observe");
+        let mut parts: Vec<String> = Vec::new();
+        if what == "client checks" {
+            parts.push(if c.scenarios.is_empty() {
+                "every scenario".to_owned()
+            } else {
+                c.scenarios.join(", ")
+            });
         }
+        if c.observed {
+            parts.push("observe".to_owned());
+        }
+        let mut judged = parts.join("; ");
         match i.transport {
             Transport::Stdio => judged.push_str("; *stdio only*"),
             Transport::Http => judged.push_str("; *Streamable HTTP only*"),
@@ -229,7 +250,10 @@ fn every_check_quotes_its_text() {
         .unwrap()
         .into_iter()
         .map(|c| c.info);
-    let clients = mcp_conformance::client_checks().into_iter().map(|c| c.info);
+    let clients = mcp_conformance::client_checks()
+        .into_iter()
+        .chain(mcp_conformance::observed_server_checks())
+        .map(|c| c.info);
     for info in servers.chain(clients) {
         let c = Quoted { info };
         if c.info.echo_only {

@@ -112,6 +112,13 @@ pub struct Cli {
     /// had not fully arrived is closed, losing nothing (exit 0).
     #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = parse_secs)]
     pub shutdown_grace: f64,
+
+    /// Also offer the diagnostic tools (diag_progress, diag_slow, diag_log, diag_sampling,
+    /// diag_elicitation, diag_roots, diag_tool_list_changed, diag_error, diag_large,
+    /// diag_image): ask a host to call one and it exercises that client feature. Declares the
+    /// `logging` capability and `tools.listChanged`. Without it: only `echo`.
+    #[arg(long)]
+    pub diagnostic: bool,
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {

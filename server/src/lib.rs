@@ -27,6 +27,6 @@ pub use crate::http::{serve_http, HttpConfig, DEFAULT_ADDR as DEFAULT_HTTP_ADDR}
 pub use crate::info::ServerInfo;
 #[doc(hidden)]
 pub use crate::params::ServerParams;
-pub use crate::peer::{Peer, PeerError};
+pub use crate::peer::{Peer, PeerError, Withheld};
 pub use crate::stdio::{serve, serve_blocking, BlockingStdio, Stopper};
-pub use crate::tools::{default_tools, DuplicateTool, Tool, ToolCall, ToolSet};
+pub use crate::tools::{default_tools, diagnostic_tools, DuplicateTool, Tool, ToolCall, ToolSet};

@@ -1,5 +1,5 @@
 //! `mcp-echo-server`: an MCP server over stdio (or Streamable HTTP with `--http`) with one
-//! tool, `echo`.
+//! tool, `echo`, and with `--diagnostic` the tools that exercise each client feature.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use mcp_echo_server::{
-    default_tools, serve, serve_blocking, serve_http, BlockingStdio, Config, Exit, HttpConfig,
-    DEFAULT_HTTP_ADDR,
+    default_tools, diagnostic_tools, serve, serve_blocking, serve_http, BlockingStdio, Config,
+    Exit, HttpConfig, DEFAULT_HTTP_ADDR,
 };
 
 mod cli;
@@ -27,7 +27,9 @@ fn main() -> ExitCode {
     }
     if cli.http.is_none() {
         match mcp_echo_server::stdio::blocking() {
-            Some(Ok(pipes)) => return exit_code(serve_on_this_thread(&pipes, &stdio_config(&cli))),
+            Some(Ok(pipes)) => {
+                return exit_code(serve_on_this_thread(&pipes, &stdio_config(&cli), &cli))
+            }
             Some(Err(e)) => {
                 tracing::debug!("serving on the async loop: cannot set up the blocking one ({e})")
             }
@@ -78,6 +80,16 @@ fn stdio_config(cli: &Cli) -> Config {
     config
 }
 
+/// `echo`, and with `--diagnostic` the diagnostic tools.
+fn tools(cli: &Cli) -> Arc<mcp_echo_server::ToolSet> {
+    if cli.diagnostic {
+        tracing::info!("diagnostic tools enabled");
+        Arc::new(diagnostic_tools())
+    } else {
+        Arc::new(default_tools())
+    }
+}
+
 /// How a stdio loop's end maps to the exit status.
 fn exit_code(served: std::io::Result<Exit>) -> ExitCode {
     match served {
@@ -95,7 +107,11 @@ fn exit_code(served: std::io::Result<Exit>) -> ExitCode {
 
 /// stdin and stdout are pipes: the blocking loop, with SIGTERM and SIGINT waited for on a
 /// thread of their own, which stops it.
-fn serve_on_this_thread(pipes: &BlockingStdio, config: &Config) -> std::io::Result<Exit> {
+fn serve_on_this_thread(
+    pipes: &BlockingStdio,
+    config: &Config,
+    cli: &Cli,
+) -> std::io::Result<Exit> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     tracing::debug!("serving on the blocking loop");
     match signal_hook::iterator::Signals::new([SIGTERM, SIGINT]) {
@@ -122,7 +138,7 @@ fn serve_on_this_thread(pipes: &BlockingStdio, config: &Config) -> std::io::Resu
             tracing::warn!("cannot listen for signals ({e}); only stdin EOF stops the server");
         }
     }
-    serve_blocking(pipes, config, Arc::new(default_tools()))
+    serve_blocking(pipes, config, tools(cli))
 }
 
 /// stdin or stdout is not a pipe (a socket, a terminal, a file): the async loop.
@@ -132,8 +148,7 @@ async fn serve_over_stdio(cli: &Cli) -> ExitCode {
     // The signal handlers are installed before the first read.
     let shutdown = shutdown_signal();
     let (input, output) = mcp_echo_server::stdio::streams();
-    let tools = Arc::new(default_tools());
-    exit_code(serve(input, output, &config, tools, shutdown).await)
+    exit_code(serve(input, output, &config, tools(cli), shutdown).await)
 }
 
 /// `--http`: one Streamable HTTP endpoint.
@@ -159,7 +174,7 @@ async fn serve_over_http(cli: &Cli) -> ExitCode {
     // The signal handlers are installed before the socket is bound, so a SIGTERM sent as soon
     // as the "listening" line appears is already handled.
     let shutdown = shutdown_signal();
-    match serve_http(config, Arc::new(default_tools()), shutdown).await {
+    match serve_http(config, tools(cli), shutdown).await {
         Ok(Exit::DrainTimedOut) => ExitCode::FAILURE,
         Ok(_) => {
             tracing::info!("exiting");

@@ -75,9 +75,19 @@ pub(crate) fn server_info(info: &ServerInfo) -> Value {
 
 /// Tags a result object: `resultType: "complete"`, the server's identity in `_meta`, and for
 /// cacheable results (`server/discover`, `tools/list`) `ttlMs` and `cacheScope`.
-pub(crate) fn complete(mut value: Value, server_info: &Value, cacheable: bool) -> Value {
+pub(crate) fn complete(value: Value, server_info: &Value, cacheable: bool) -> Value {
+    tagged(value, "complete", server_info, cacheable)
+}
+
+/// Tags an `InputRequiredResult` (`basic/patterns/mrtr.mdx`): `resultType: "input_required"`
+/// and the server's identity; never cacheable.
+pub(crate) fn input_required(value: Value, server_info: &Value) -> Value {
+    tagged(value, "input_required", server_info, false)
+}
+
+fn tagged(mut value: Value, result_type: &str, server_info: &Value, cacheable: bool) -> Value {
     if let Value::Object(map) = &mut value {
-        map.insert("resultType".into(), json!("complete"));
+        map.insert("resultType".into(), json!(result_type));
         if cacheable {
             map.insert("ttlMs".into(), json!(TTL_MS));
             map.insert("cacheScope".into(), json!("public"));
@@ -92,12 +102,19 @@ pub(crate) fn complete(mut value: Value, server_info: &Value, cacheable: bool) -
     value
 }
 
-/// The `server/discover` result (before tagging).
-pub(crate) fn discover(instructions: Option<&str>) -> Value {
+/// The `server/discover` result (before tagging); `logging` with diagnostic tools, which log,
+/// and `list_changed` where they can also tell a `subscriptions/listen` stream of list changes.
+pub(crate) fn discover(instructions: Option<&str>, logging: bool, list_changed: bool) -> Value {
     let mut v = json!({
         "supportedVersions": supported_versions(),
         "capabilities": { "tools": {} },
     });
+    if list_changed {
+        v["capabilities"]["tools"]["listChanged"] = json!(true);
+    }
+    if logging {
+        v["capabilities"]["logging"] = json!({});
+    }
     if let Some(text) = instructions {
         v["instructions"] = json!(text);
     }

@@ -59,6 +59,15 @@ impl ServerParams {
         }
     }
 
+    /// Takes one member out of the params object (not `name` or `arguments`).
+    pub(crate) fn take(&mut self, key: &str) -> Option<Value> {
+        match self {
+            ServerParams::Value(Value::Object(map)) => map.remove(key),
+            ServerParams::Value(_) => None,
+            ServerParams::ToolCall(parts) => parts.rest.remove(key),
+        }
+    }
+
     /// The params' `_meta` member, if they are an object that has one.
     pub fn meta(&self) -> Option<&Value> {
         match self {

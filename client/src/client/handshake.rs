@@ -36,7 +36,7 @@ impl Client {
         };
         let params = json!({
             "protocolVersion": offered.as_str(),
-            "capabilities": {},
+            "capabilities": options.legacy_capabilities(),
             "clientInfo": options.client_info,
         });
         // `initialize` MUST NOT be cancelled (`utilities/cancellation.mdx`).

@@ -1,12 +1,14 @@
 //! What the reader does with each frame from the server: a reply goes to its waiting caller,
-//! a server request is answered (`ping`) or refused (-32601), a notification is broadcast.
+//! a server request is answered (`ping`; `elicitation/create` by the configured handler, in a
+//! task of its own) or refused (-32601), a notification is broadcast.
 
 use mcp_protocol::codec::DecodedFrame;
 use mcp_protocol::mcp::methods;
-use mcp_protocol::{ErrorCode, ErrorObject, Incoming, Message, Response};
+use mcp_protocol::{ErrorCode, ErrorObject, Incoming, Message, Request, Response};
 use serde_json::json;
 
 use super::shared::Shared;
+use crate::elicitation;
 use crate::options::FrameDirection;
 
 impl Shared {
@@ -46,27 +48,68 @@ impl Shared {
                     None => tracing::warn!(%id, "dropped a reply with an unknown id"),
                 }
             }
-            Message::Request(request) => {
-                // Servers may ping clients; this client offers no other server-to-client method.
-                let reply = if request.method == methods::PING {
-                    Response::success(request.id, json!({}))
-                } else {
-                    let error = ErrorObject::new(
-                        ErrorCode::METHOD_NOT_FOUND,
-                        format!(
-                            "Method not found: {} (this client offers no server-to-client methods)",
-                            request.method
-                        ),
-                    );
-                    Response::error(Some(request.id), error)
-                };
-                // Waits for room rather than drop the reply; while a server that stops reading
-                // its stdin blocks this, every call still ends at its own timeout.
-                let _ = self.send(reply.into()).await;
-            }
+            Message::Request(request) => self.on_request(request).await,
             Message::Notification(n) => {
                 let _ = self.notifications.send(n);
             }
         }
+    }
+
+    /// A request from the server. Each is answered: `ping` at once, `elicitation/create` by
+    /// the handler (in a task, at most [`Shared::SERVER_REQUESTS`] at a time), anything else
+    /// with -32601 (this client offers no other method). Replies wait for room in the write
+    /// queue rather than be dropped; while a server that stops reading its stdin blocks this,
+    /// every call still ends at its own timeout.
+    async fn on_request(&self, request: Request) {
+        let handler = match request.method.as_str() {
+            methods::PING => {
+                let _ = self
+                    .send(Response::success(request.id, json!({})).into())
+                    .await;
+                return;
+            }
+            elicitation::METHOD => self.options.elicitation.clone(),
+            _ => None,
+        };
+        let Some(elicitation) = handler else {
+            let error = ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "Method not found: {} (not offered by this client)",
+                    request.method
+                ),
+            );
+            let _ = self
+                .send(Response::error(Some(request.id), error).into())
+                .await;
+            return;
+        };
+        let Ok(permit) = self.server_requests.clone().try_acquire_owned() else {
+            let error = ErrorObject::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!(
+                    "too many server requests in progress (at most {})",
+                    Shared::SERVER_REQUESTS
+                ),
+            );
+            let _ = self
+                .send(Response::error(Some(request.id), error).into())
+                .await;
+            return;
+        };
+        let out = self.out.clone();
+        let mut closed = self.closed.subscribe();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let answer = tokio::select! {
+                answer = elicitation.answer(request.params) => answer,
+                _ = closed.wait_for(Option::is_some) => return,
+            };
+            let reply = match answer {
+                Ok(result) => Response::success(request.id, result),
+                Err(error) => Response::error(Some(request.id), error),
+            };
+            let _ = out.send(Message::Response(reply).into()).await;
+        });
     }
 }

@@ -26,7 +26,7 @@ use mcp_protocol::mcp::{InitializeResult, ProtocolVersion};
 use mcp_protocol::{Notification, Outgoing, StdioCodec};
 use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{broadcast, mpsc, watch, OnceCell};
+use tokio::sync::{broadcast, mpsc, watch, OnceCell, Semaphore};
 use tokio_util::codec::{FramedRead, FramedWrite};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -152,6 +152,7 @@ impl Client {
             notifications: broadcast::channel(256).0,
             closed: watch::channel(None).0,
             process,
+            server_requests: Arc::new(Semaphore::new(Shared::SERVER_REQUESTS)),
         });
         (shared, out_rx)
     }

@@ -11,7 +11,7 @@ use mcp_protocol::mcp::methods;
 use mcp_protocol::{Message, Notification, Outgoing, Request};
 use parking_lot::Mutex;
 use serde_json::{json, Value};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::pending::Pending;
@@ -41,9 +41,15 @@ pub(super) struct Shared {
     pub(super) notifications: broadcast::Sender<Notification>,
     pub(super) closed: watch::Sender<Option<ClosedReason>>,
     pub(super) process: Option<Arc<Process>>,
+    /// Room for server requests being answered (`elicitation/create`): at most
+    /// [`Shared::SERVER_REQUESTS`] at once; more are refused.
+    pub(super) server_requests: Arc<Semaphore>,
 }
 
 impl Shared {
+    /// How many server requests may be answered at once.
+    pub(super) const SERVER_REQUESTS: usize = 16;
+
     pub(super) fn phase(&self) -> Phase {
         *self.phase.lock()
     }

@@ -186,3 +186,9 @@ pub fn with_session(mut response: Response, session: &str) -> Response {
 pub fn text_result(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}]})
 }
+
+/// 200, `text/event-stream`, `body` as written (fields, blank lines and all); the stream ends
+/// with the body.
+pub fn sse_raw(body: &str) -> Response {
+    with_type(StatusCode::OK, "text/event-stream", body.to_owned())
+}

@@ -9,7 +9,7 @@ use crate::ids::CheckId;
 use crate::transcript::{Direction, TranscriptEntry};
 
 use super::scenario::ScenarioId;
-use super::timeline::{Side, Timeline, What, Wire};
+use super::timeline::{Event, Side, Timeline, What, Wire};
 
 /// What a check judges: one session, and the scenario the harness played in it (`None` when
 /// `observe` watched a real server).
@@ -182,35 +182,34 @@ fn labelled(outcome: Outcome, scenario: Option<ScenarioId>) -> Outcome {
 /// A timeline as transcript entries: what the server sent is `send`, what the client sent
 /// `receive` (the harness's seat is the server's), the rest `event`.
 pub(crate) fn transcript(timeline: &Timeline) -> Vec<TranscriptEntry> {
-    timeline
-        .events
-        .iter()
-        .map(|e| {
-            let ms = e.at.as_secs_f64() * 1000.0;
-            let (direction, text) = match &e.what {
-                What::Message(m) => (
-                    match m.from {
-                        Side::Server => Direction::Send,
-                        Side::Client => Direction::Receive,
-                    },
-                    String::from_utf8_lossy(&m.raw).into_owned(),
-                ),
-                What::Garbage { from, raw } => (
-                    match from {
-                        Side::Server => Direction::Send,
-                        Side::Client => Direction::Receive,
-                    },
-                    format!("(not a JSON message) {}", String::from_utf8_lossy(raw)),
-                ),
-                other => (Direction::Event, event_text(other)),
-            };
-            TranscriptEntry {
-                at_ms: ms,
-                direction,
-                text,
-            }
-        })
-        .collect()
+    timeline.events.iter().map(entry).collect()
+}
+
+/// One event as a transcript entry (see [`transcript`]).
+pub(crate) fn entry(e: &Event) -> TranscriptEntry {
+    let ms = e.at.as_secs_f64() * 1000.0;
+    let (direction, text) = match &e.what {
+        What::Message(m) => (
+            match m.from {
+                Side::Server => Direction::Send,
+                Side::Client => Direction::Receive,
+            },
+            String::from_utf8_lossy(&m.raw).into_owned(),
+        ),
+        What::Garbage { from, raw } => (
+            match from {
+                Side::Server => Direction::Send,
+                Side::Client => Direction::Receive,
+            },
+            format!("(not a JSON message) {}", String::from_utf8_lossy(raw)),
+        ),
+        other => (Direction::Event, event_text(other)),
+    };
+    TranscriptEntry {
+        at_ms: ms,
+        direction,
+        text,
+    }
 }
 
 fn event_text(what: &What) -> String {

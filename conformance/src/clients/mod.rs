@@ -35,10 +35,16 @@ pub struct ClientCheckInfo {
 pub fn client_checks() -> Vec<ClientCheckInfo> {
     checks::all()
         .into_iter()
-        .map(|c| ClientCheckInfo {
+        .map(ClientCheckInfo::from)
+        .collect()
+}
+
+impl From<judge::ClientCheck> for ClientCheckInfo {
+    fn from(c: judge::ClientCheck) -> ClientCheckInfo {
+        ClientCheckInfo {
             scenarios: c.scenarios.iter().map(|s| s.name()).collect(),
             observed: c.observed,
             info: c.info,
-        })
-        .collect()
+        }
+    }
 }

@@ -9,6 +9,7 @@ use mcp_protocol::{Message, Notification, Outgoing, RequestId, Response};
 
 use mcp_protocol::mcp::ProtocolVersion;
 
+use super::outbound::CallMeta;
 use super::Action;
 use crate::peer::{CallId, PeerError};
 
@@ -28,6 +29,8 @@ pub(crate) struct Running {
     pub(crate) version: ProtocolVersion,
     /// Its place in a batch; `None` for a request of its own, which is cancellable.
     pub(crate) batch: Option<Slot>,
+    /// What its request said about itself (progress token, 2026-07-28 `_meta`).
+    pub(crate) meta: CallMeta,
 }
 
 /// A batch's replies while members still run: those made at once, in member order, then
@@ -85,6 +88,7 @@ impl<R> Calls<R> {
         id: RequestId,
         version: ProtocolVersion,
         batch: Option<u64>,
+        meta: CallMeta,
     ) -> Result<CallId, RequestId> {
         if batch.is_none() && self.by_request.contains_key(&id) {
             return Err(id);
@@ -111,13 +115,18 @@ impl<R> Calls<R> {
                 id,
                 version,
                 batch: slot,
+                meta,
             },
         );
         Ok(call)
     }
 
-    pub(crate) fn version(&self, call: CallId) -> Option<ProtocolVersion> {
-        self.running.get(&call).map(|r| r.version)
+    pub(crate) fn get(&self, call: CallId) -> Option<&Running> {
+        self.running.get(&call)
+    }
+
+    pub(crate) fn get_mut(&mut self, call: CallId) -> Option<&mut Running> {
+        self.running.get_mut(&call)
     }
 
     /// A call ended: forgotten, with the requests it left unanswered cancelled. `None` if it

@@ -6,6 +6,7 @@
 //! handshake step is told which one. A request whose `_meta` names a protocol version is a
 //! 2026-07-28 request ([`Era::of`]), served whatever the legacy state.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use mcp_protocol::mcp::{
@@ -18,6 +19,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::outbound::{self, CallMeta};
+use super::subscriptions::{self, Subscriptions};
 use super::{Served, Work};
 use crate::error::ServerError;
 use crate::params::ServerParams;
@@ -63,7 +66,7 @@ pub(crate) enum Handled {
     /// Send this now: a response, or a tool's result in its typed form.
     Reply(Outgoing),
     /// A tool call still running: run it, then reply to this id, shaped for this version.
-    Run(RequestId, Work, ProtocolVersion),
+    Run(RequestId, Work, ProtocolVersion, CallMeta),
     /// `notifications/cancelled` for this request.
     Cancel(RequestId),
     /// The client's response to a request the server sent.
@@ -78,14 +81,63 @@ pub(crate) struct Lifecycle {
     served: Arc<Served>,
     /// What the client declared in `initialize`: which requests the server may send it.
     client_capabilities: Map<String, Value>,
+    /// The level `logging/setLevel` set (a rank in `LOG_LEVELS`); `None`: never set.
+    log_level: Option<usize>,
+    /// Tools whose offering this connection flipped ([`crate::peer::Peer::toggle_tool`]).
+    toggled: BTreeSet<String>,
+    /// 2026-07-28 `subscriptions/listen` streams: only on a connection whose messages share
+    /// one channel (stdio) and with diagnostic tools, the only ones that change the list.
+    subscriptions: Option<Subscriptions>,
 }
 
 impl Lifecycle {
-    pub(crate) fn new(served: Arc<Served>) -> Self {
+    /// `on_stream`: the connection's messages share one channel that outlives a request
+    /// (stdio), which can carry `subscriptions/listen` streams.
+    pub(crate) fn new(served: Arc<Served>, on_stream: bool) -> Self {
+        let subscriptions =
+            (on_stream && served.tools.is_diagnostic()).then(Subscriptions::default);
         Lifecycle {
+            subscriptions,
             state: State::AwaitingInit,
             served,
             client_capabilities: Map::new(),
+            log_level: None,
+            toggled: BTreeSet::new(),
+        }
+    }
+
+    /// Flips whether this connection offers the tool `name`; whether it does now.
+    pub(crate) fn toggle_tool(&mut self, name: String) -> bool {
+        if !self.toggled.remove(&name) {
+            self.toggled.insert(name.clone());
+        }
+        self.served.tools.listed(&name, &self.toggled)
+    }
+
+    /// `notifications/tools/list_changed` for each open 2026-07-28 subscription that asked.
+    pub(crate) fn tools_changed(&self) -> Vec<Outgoing> {
+        self.subscriptions
+            .as_ref()
+            .map(Subscriptions::tools_changed)
+            .unwrap_or_default()
+    }
+
+    /// The server's identity as 2026-07-28 results carry it.
+    pub(crate) fn modern_info(&self) -> &Value {
+        &self.served.modern_info
+    }
+
+    /// The level the client set with `logging/setLevel`, if it did.
+    pub(crate) fn log_level(&self) -> Option<usize> {
+        self.log_level
+    }
+
+    /// What this server declares beyond tools: only with diagnostic tools.
+    pub(crate) fn declared(&self) -> outbound::Declared {
+        let diagnostic = self.served.tools.is_diagnostic();
+        outbound::Declared {
+            logging: diagnostic,
+            list_changed: diagnostic,
         }
     }
 
@@ -113,6 +165,9 @@ impl Lifecycle {
     fn request(&mut self, req: Request<ServerParams>) -> Handled {
         let Request { id, method, params } = req;
         let outcome = match Era::judge(&method, params.as_ref()) {
+            (Era::Modern, checked) if method == subscriptions::LISTEN => {
+                return self.listen(id, checked, params);
+            }
             (Era::Modern, checked) => checked.and_then(|()| self.modern(&method, params)),
             (Era::Legacy, _) => self.legacy(method, params),
         };
@@ -121,7 +176,35 @@ impl Lifecycle {
             Ok(Outcome::Tool(result, version)) => {
                 Handled::Reply(self.tool_reply(id, result, version))
             }
-            Ok(Outcome::Running(work, version)) => Handled::Run(id, work, version),
+            Ok(Outcome::Running(work, version, meta)) => Handled::Run(id, work, version, meta),
+            Err(e) => Handled::Reply(Response::error(Some(id), e.to_error_object()).into()),
+        }
+    }
+
+    /// `subscriptions/listen` (2026-07-28): acknowledged, and left open with no response until
+    /// the client cancels it; -32601 where no subscription can be held (HTTP, or without
+    /// diagnostic tools, whose list never changes).
+    fn listen(
+        &mut self,
+        id: RequestId,
+        checked: Result<(), ServerError>,
+        params: Option<ServerParams>,
+    ) -> Handled {
+        let declared = self.declared().list_changed;
+        let opened = checked.and_then(|()| match &mut self.subscriptions {
+            Some(open) => {
+                let params = params.map(ServerParams::into_value);
+                open.listen(id.clone(), params.as_ref(), declared)
+            }
+            None => Err(ServerError::MethodNotFound(
+                subscriptions::LISTEN.to_owned(),
+            )),
+        });
+        match opened {
+            Ok(ack) => {
+                tracing::debug!(id = %crate::error::shown_id(&id), "subscription opened");
+                Handled::Reply(ack)
+            }
             Err(e) => Handled::Reply(Response::error(Some(id), e.to_error_object()).into()),
         }
     }
@@ -161,6 +244,10 @@ impl Lifecycle {
                 let version = self.ready_version(&method)?;
                 self.call_tool(&method, params, version)
             }
+            outbound::SET_LEVEL if self.declared().logging => {
+                self.ready_version(&method)?;
+                self.set_level(&method, params).map(Outcome::Done)
+            }
             modern::DISCOVER => Err(ServerError::DiscoverWithoutMeta),
             _ => Err(ServerError::MethodNotFound(method)),
         }
@@ -174,7 +261,9 @@ impl Lifecycle {
         match method {
             modern::DISCOVER => {
                 let instructions = self.served.info.instructions.as_deref();
-                let result = crate::modern::discover(instructions);
+                let list_changed = self.subscriptions.is_some();
+                let result =
+                    crate::modern::discover(instructions, self.declared().logging, list_changed);
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
             }
             methods::TOOLS_LIST => {
@@ -207,7 +296,14 @@ impl Lifecycle {
                     .map(|p| serde_json::from_value::<CancelledParams>(p.into_value()))
                     .transpose()
                 {
-                    Ok(Some(p)) => return Handled::Cancel(p.request_id),
+                    Ok(Some(p)) => {
+                        let id = p.request_id;
+                        if self.subscriptions.as_mut().is_some_and(|s| s.cancel(&id)) {
+                            tracing::debug!(id = %crate::error::shown_id(&id), "subscription closed");
+                            return Handled::Nothing;
+                        }
+                        return Handled::Cancel(id);
+                    }
                     // "Invalid cancellation notifications SHOULD be ignored."
                     _ => tracing::debug!("invalid notifications/cancelled ignored"),
                 }
@@ -241,12 +337,7 @@ impl Lifecycle {
         let info = &self.served.info;
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
-            capabilities: ServerCapabilities {
-                tools: Some(ToolsCapability {
-                    list_changed: Some(false),
-                }),
-                other: Map::new(),
-            },
+            capabilities: self.capabilities(),
             server_info: Implementation {
                 name: info.name.clone(),
                 // `Implementation.title` exists from 2025-06-18.
@@ -259,6 +350,48 @@ impl Lifecycle {
             instructions: info.instructions.clone(),
         };
         Ok(to_value(&result))
+    }
+
+    /// `tools` (`listChanged` only with diagnostic tools, which change the list), and `logging`
+    /// with diagnostic tools, which log.
+    fn capabilities(&self) -> ServerCapabilities {
+        let declared = self.declared();
+        let mut other = Map::new();
+        if declared.logging {
+            other.insert("logging".to_owned(), Value::Object(Map::new()));
+        }
+        ServerCapabilities {
+            tools: Some(ToolsCapability {
+                list_changed: Some(declared.list_changed),
+            }),
+            other,
+        }
+    }
+
+    /// `logging/setLevel` (`server/utilities/logging.mdx`): later log messages of the session
+    /// below `level` are not sent.
+    fn set_level(
+        &mut self,
+        method: &str,
+        params: Option<ServerParams>,
+    ) -> Result<Value, ServerError> {
+        #[derive(serde::Deserialize)]
+        struct SetLevel {
+            level: String,
+        }
+        let params: SetLevel = parse_params(method, params)?;
+        let Some(level) = outbound::level_index(&params.level) else {
+            return Err(ServerError::InvalidParams {
+                method: method.to_owned(),
+                reason: format!(
+                    "level must be one of {}, got {:?}",
+                    modern::LOG_LEVELS.join(", "),
+                    crate::error::shown(&params.level)
+                ),
+            });
+        };
+        self.log_level = Some(level);
+        Ok(Value::Object(Map::new()))
     }
 
     fn ready_version(&self, method: &str) -> Result<ProtocolVersion, ServerError> {
@@ -283,7 +416,7 @@ impl Lifecycle {
             return Err(ServerError::InvalidCursor(cursor));
         }
         Ok(to_value(&ListToolsResult {
-            tools: self.served.tools.definitions(version),
+            tools: self.served.tools.offered(version, &self.toggled),
             next_cursor: None,
         }))
     }
@@ -294,6 +427,8 @@ impl Lifecycle {
         params: Option<ServerParams>,
         version: ProtocolVersion,
     ) -> Result<Outcome, ServerError> {
+        let mut params = params;
+        let meta = CallMeta::take(params.as_mut(), version);
         // Read in parts by the parser when it could (`crate::params`); anything else, and
         // parts that do not fit, take the `Value` path, which words the -32602.
         let params: CallToolParams = match params {
@@ -306,12 +441,12 @@ impl Lifecycle {
         let tool = self
             .served
             .tools
-            .get(&params.name)
+            .get_offered(&params.name, &self.toggled)
             .ok_or_else(|| ServerError::UnknownTool(params.name.clone()))?;
         Ok(match tool.call(params.arguments.unwrap_or_default()) {
             ToolCall::Ready(result) => Outcome::Tool(result, version),
-            ToolCall::Pending(fut) => Outcome::Running(Box::new(move |_| fut), version),
-            ToolCall::Asking(work) => Outcome::Running(work, version),
+            ToolCall::Pending(fut) => Outcome::Running(Box::new(move |_| fut), version, meta),
+            ToolCall::Asking(work) => Outcome::Running(work, version, meta),
         })
     }
 }
@@ -321,7 +456,7 @@ enum Outcome {
     Done(Value),
     /// A tool's result, ready now: sent in its typed form, with no `Value` tree.
     Tool(CallToolResult, ProtocolVersion),
-    Running(Work, ProtocolVersion),
+    Running(Work, ProtocolVersion, CallMeta),
 }
 
 /// Params of a protocol method; anything that does not fit its schema is -32602.

@@ -1,18 +1,23 @@
 //! The protocol core that every transport drives: messages in, [`Action`]s out (STYLE.md §13:
 //! rustls's `read_tls`/`process_new_packets`, quinn-proto). It decides the lifecycle and the
-//! era of each request, batches, duplicate ids, cancellation, and the requests a running call
-//! sends the client; a transport only moves bytes and runs the calls it is handed, and tells
-//! the core when one finishes ([`Core::finished`]). It owns no channel, task, clock or socket.
+//! era of each request, batches, duplicate ids, cancellation, and what a running call sends
+//! the client (requests, 2026-07-28 input requests, notifications: `outbound`); a transport
+//! only moves bytes and runs the calls it is handed, and tells the core when one finishes
+//! ([`Core::finished`]). It owns no channel, task, clock or socket.
 
 mod calls;
 mod lifecycle;
+mod outbound;
+mod subscriptions;
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mcp_protocol::codec::RawFrame;
 use mcp_protocol::mcp::{methods, CallToolResult, ProtocolVersion};
-use mcp_protocol::{FrameError, Incoming, InvalidMessage, Message, Outgoing, Response};
+use mcp_protocol::{
+    FrameError, Incoming, InvalidMessage, Message, Notification, Outgoing, Response,
+};
 use serde_json::Value;
 
 use self::calls::Calls;
@@ -21,12 +26,17 @@ use self::lifecycle::{Handled, Lifecycle};
 use crate::error::ServerError;
 use crate::info::ServerInfo;
 use crate::params::ServerParams;
-use crate::peer::{CallId, Peer, PeerError};
+use crate::peer::{CallId, Peer, PeerError, Sending, Withheld};
 use crate::tools::ToolSet;
 
 /// A tool call still running, as the core hands it to a transport: given the [`Peer`] it may
 /// ask the client through, it gives the tool's result.
 pub(crate) type Work = Box<dyn FnOnce(Peer) -> BoxFuture<'static, CallToolResult> + Send>;
+
+/// Added to the instructions when the diagnostic tools are served.
+const DIAGNOSTIC_INSTRUCTIONS: &str = " Diagnostic tools are enabled: each diag_* tool makes the \
+client exercise one MCP feature (progress, cancellation, logging, sampling, elicitation, roots, \
+tool list changes, error, large and image results); call one when the user asks to test it.";
 
 /// What every connection's core serves: the tools and who the server is.
 #[derive(Debug)]
@@ -38,7 +48,12 @@ pub(crate) struct Served {
 }
 
 impl Served {
-    pub(crate) fn new(tools: Arc<ToolSet>, info: ServerInfo) -> Arc<Served> {
+    pub(crate) fn new(tools: Arc<ToolSet>, mut info: ServerInfo) -> Arc<Served> {
+        if tools.is_diagnostic() {
+            if let Some(instructions) = &mut info.instructions {
+                instructions.push_str(DIAGNOSTIC_INSTRUCTIONS);
+            }
+        }
         let modern_info = crate::modern::server_info(&info);
         Arc::new(Served {
             tools,
@@ -83,6 +98,27 @@ impl<R> std::fmt::Debug for Action<R> {
     }
 }
 
+/// What a running call's message to the client comes to ([`Core::ask`]).
+#[derive(Debug)]
+pub(crate) struct Asked<R> {
+    /// The messages to write: the request or notification (a list change: one for each
+    /// 2026-07-28 subscription that asked), or for a 2026-07-28 call that needs input, its
+    /// `input_required` result.
+    pub(crate) send: Vec<Outgoing>,
+    /// The answer to give the call now (once `send` is queued); `None` while the client's
+    /// response is awaited.
+    pub(crate) settle: Option<(R, Result<Value, PeerError>)>,
+}
+
+impl<R> Asked<R> {
+    fn settled(answer: R, outcome: Result<Value, PeerError>) -> Self {
+        Asked {
+            send: Vec::new(),
+            settle: Some((answer, outcome)),
+        }
+    }
+}
+
 /// One connection's protocol state (one legacy session, or one 2026-07-28 request).
 pub(crate) struct Core<R> {
     lifecycle: Lifecycle,
@@ -98,9 +134,19 @@ impl<R> std::fmt::Debug for Core<R> {
 }
 
 impl<R> Core<R> {
+    /// The core of one HTTP session or 2026-07-28 HTTP request.
     pub(crate) fn new(served: Arc<Served>) -> Self {
         Core {
-            lifecycle: Lifecycle::new(served),
+            lifecycle: Lifecycle::new(served, false),
+            calls: Calls::default(),
+        }
+    }
+
+    /// The core of a connection whose messages share one channel for its whole life (stdio),
+    /// which can also carry 2026-07-28 `subscriptions/listen` streams.
+    pub(crate) fn on_stream(served: Arc<Served>) -> Self {
+        Core {
+            lifecycle: Lifecycle::new(served, true),
             calls: Calls::default(),
         }
     }
@@ -183,30 +229,110 @@ impl<R> Core<R> {
         }
     }
 
-    /// A running call asks the client `method`: the request to send, with an id the core
-    /// routes the answer by; or why it may not be sent (the answer is handed back with it).
+    /// A running call sends the client a request or a notification (or changes which tools
+    /// this connection offers); `can_push`:
+    /// whether the transport has a stream to carry it (an HTTP POST answered with JSON has
+    /// not). What to write, and the answer to give the call now, if any: a request waiting on
+    /// the client keeps `answer` until the client's response ([`Action::Answer`]).
     pub(crate) fn ask(
         &mut self,
         call: CallId,
-        method: String,
-        params: Option<Value>,
+        what: Sending,
         answer: R,
-    ) -> Result<Outgoing, (R, PeerError)> {
-        let Some(version) = self.calls.version(call) else {
-            return Err((answer, PeerError::Closed));
+        can_push: bool,
+    ) -> Asked<R> {
+        let (method, params) = match what {
+            Sending::Message { method, params } => (method, params),
+            Sending::ToggleTool(name) => {
+                let listed = self.lifecycle.toggle_tool(name);
+                return Asked::settled(answer, Ok(Value::Bool(listed)));
+            }
         };
-        if version.is_modern() {
-            return Err((answer, PeerError::Stateless));
+        let Some(version) = self.calls.get(call).map(|r| r.version) else {
+            return Asked::settled(answer, Err(PeerError::Closed));
+        };
+        let is_notification = method.starts_with("notifications/");
+        if version.is_modern() && !is_notification {
+            return self.modern_ask(call, method, params, answer);
         }
-        if let Some(capability) = needed_capability(&method) {
+        if !can_push {
+            return Asked::settled(answer, Err(PeerError::NoStream));
+        }
+        if method == outbound::TOOLS_LIST_CHANGED && version.is_modern() {
+            return self.list_changed_on_subscriptions(answer);
+        }
+        if is_notification {
+            let declared = self.lifecycle.declared();
+            let level = self.lifecycle.log_level();
+            let meta = self.calls.get_mut(call).map(|r| &mut r.meta);
+            let decided = meta.map_or(Err(PeerError::Closed), |meta| {
+                outbound::notification(&method, params, meta, declared, level)
+            });
+            return match decided {
+                Ok(params) => Asked {
+                    send: vec![Message::Notification(Notification { method, params }).into()],
+                    settle: Some((answer, Ok(Value::Null))),
+                },
+                Err(why) => Asked::settled(answer, Err(why)),
+            };
+        }
+        if let Some(capability) = outbound::needed_capability(&method) {
             if !self.lifecycle.client_declared(capability) {
-                return Err((answer, PeerError::NotDeclared(capability, method)));
+                return Asked::settled(answer, Err(PeerError::NotDeclared(capability, method)));
             }
         }
         let id = self.calls.asked(call, answer);
         tracing::debug!(id = %id, method, "request to the client");
         let request = mcp_protocol::Request { id, method, params };
-        Ok(Message::Request(request).into())
+        Asked {
+            send: vec![Message::Request(request).into()],
+            settle: None,
+        }
+    }
+
+    /// A 2026-07-28 list change: sent on each open `subscriptions/listen` stream that asked
+    /// for it (`basic/patterns/subscriptions.mdx`), never on the request's own stream.
+    fn list_changed_on_subscriptions(&self, answer: R) -> Asked<R> {
+        let send = self.lifecycle.tools_changed();
+        if send.is_empty() {
+            return Asked::settled(answer, Err(PeerError::Withheld(Withheld::NoSubscription)));
+        }
+        Asked {
+            send,
+            settle: Some((answer, Ok(Value::Null))),
+        }
+    }
+
+    /// A 2026-07-28 call's request to the client (`basic/patterns/mrtr.mdx`): answered from
+    /// the retry's `inputResponses`, or the call ends with an `input_required` result that
+    /// asks for it.
+    fn modern_ask(
+        &mut self,
+        call: CallId,
+        method: String,
+        params: Option<Value>,
+        answer: R,
+    ) -> Asked<R> {
+        let decided = match self.calls.get(call).and_then(|r| r.meta.modern.as_ref()) {
+            Some(meta) => outbound::modern_ask(&method, params, meta),
+            None => Err(PeerError::Stateless),
+        };
+        match decided {
+            Ok(outbound::ModernAsk::Answered(value)) => Asked::settled(answer, Ok(value)),
+            Ok(outbound::ModernAsk::InputRequired(result)) => {
+                let mut unused = Vec::new();
+                let Some(running) = self.calls.end(call, &mut unused) else {
+                    return Asked::settled(answer, Err(PeerError::Closed));
+                };
+                tracing::debug!(method, "input_required: the client retries with the answer");
+                let value = crate::modern::input_required(result, self.lifecycle.modern_info());
+                Asked {
+                    send: vec![Response::success(running.id, value).into()],
+                    settle: Some((answer, Err(PeerError::InputRequired))),
+                }
+            }
+            Err(why) => Asked::settled(answer, Err(why)),
+        }
     }
 
     /// Acts on what the lifecycle made of a message; `batch` is the batch it is a member of.
@@ -217,14 +343,16 @@ impl<R> Core<R> {
                 None => out.push(Action::Send(reply)),
                 Some(batch) => self.calls.ready(batch, reply.into_messages()),
             },
-            Handled::Run(id, work, version) => match self.calls.start(id, version, batch) {
-                Ok(call) => out.push(Action::Start(call, work)),
-                Err(id) => {
-                    let e = ServerError::DuplicateId(id.clone());
-                    let reply = Response::error(Some(id), e.to_error_object()).into();
-                    self.act(Handled::Reply(reply), batch, out);
+            Handled::Run(id, work, version, meta) => {
+                match self.calls.start(id, version, batch, meta) {
+                    Ok(call) => out.push(Action::Start(call, work)),
+                    Err(id) => {
+                        let e = ServerError::DuplicateId(id.clone());
+                        let reply = Response::error(Some(id), e.to_error_object()).into();
+                        self.act(Handled::Reply(reply), batch, out);
+                    }
                 }
-            },
+            }
             Handled::Cancel(id) => self.calls.cancel(&id, out),
             Handled::Answer(response) => self.calls.answered(response, out),
         }
@@ -278,17 +406,6 @@ impl<R> Core<R> {
     }
 }
 
-/// The client capability a server request needs (`client/roots.mdx`, `client/sampling.mdx`,
-/// `client/elicitation.mdx`: servers MUST NOT send what the client did not declare).
-fn needed_capability(method: &str) -> Option<&'static str> {
-    match method {
-        "roots/list" => Some("roots"),
-        "sampling/createMessage" => Some("sampling"),
-        "elicitation/create" => Some("elicitation"),
-        _ => None,
-    }
-}
-
 fn log_incoming<P>(message: &Message<P>) {
     match message {
         // Cut: a peer's 100 KiB method name must not become a 100 KiB log line.
@@ -310,3 +427,7 @@ fn log_incoming<P>(message: &Message<P>) {
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "diag_tests.rs"]
+mod diag_tests;

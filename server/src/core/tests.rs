@@ -36,8 +36,25 @@ fn core() -> Core<&'static str> {
     Core::new(Served::new(Arc::new(tools), ServerInfo::default()))
 }
 
+/// A running call's request through [`Core::ask`], as a transport with a stream sees it: the
+/// message to write, or the refusal handed back with its answer.
+pub(super) fn ask(
+    c: &mut Core<&'static str>,
+    call: CallId,
+    method: String,
+    params: Option<Value>,
+    answer: &'static str,
+) -> Result<Outgoing, (&'static str, PeerError)> {
+    let asked = c.ask(call, Sending::Message { method, params }, answer, true);
+    match (asked.send.into_iter().next(), asked.settle) {
+        (Some(send), _) => Ok(send),
+        (None, Some((answer, Err(why)))) => Err((answer, why)),
+        (None, settle) => panic!("nothing sent, settled with {settle:?}"),
+    }
+}
+
 /// Hands `message` to the core; its actions.
-fn feed(core: &mut Core<&'static str>, message: Value) -> Vec<Action<&'static str>> {
+pub(super) fn feed(core: &mut Core<&'static str>, message: Value) -> Vec<Action<&'static str>> {
     let bytes = serde_json::to_vec(&message).unwrap();
     let mut out = Vec::new();
     core.incoming(parse_as::<ServerParams>(&bytes).unwrap(), &mut out);
@@ -67,7 +84,7 @@ fn cancel(id: Value) -> Value {
 }
 
 /// The messages `action` sends, as JSON.
-fn sent(action: &Action<&'static str>) -> Value {
+pub(super) fn sent(action: &Action<&'static str>) -> Value {
     match action {
         Action::Send(out) => {
             let messages = out.clone().into_messages();
@@ -84,7 +101,7 @@ fn sent(action: &Action<&'static str>) -> Value {
     }
 }
 
-fn started(actions: &[Action<&'static str>]) -> CallId {
+pub(super) fn started(actions: &[Action<&'static str>]) -> CallId {
     match actions {
         [Action::Start(call, _)] => *call,
         other => panic!("not one Start: {other:?}"),
@@ -213,7 +230,13 @@ fn a_call_asks_the_client_only_what_it_declared_and_gets_the_answer_routed_back(
     let mut c = ready(json!({"roots": {}}));
     let call = started(&feed(&mut c, call(json!(1), "later")));
 
-    let Err((answer, why)) = c.ask(call, "sampling/createMessage".into(), None, "sampling") else {
+    let Err((answer, why)) = ask(
+        &mut c,
+        call,
+        "sampling/createMessage".into(),
+        None,
+        "sampling",
+    ) else {
         panic!("sampling was not declared");
     };
     assert_eq!(answer, "sampling");
@@ -222,7 +245,7 @@ fn a_call_asks_the_client_only_what_it_declared_and_gets_the_answer_routed_back(
         PeerError::NotDeclared("sampling", "sampling/createMessage".into())
     );
 
-    let request = c.ask(call, "roots/list".into(), None, "roots").unwrap();
+    let request = ask(&mut c, call, "roots/list".into(), None, "roots").unwrap();
     let Outgoing::Single(Message::Request(request)) = request else {
         panic!("{request:?}");
     };
@@ -242,7 +265,7 @@ fn a_call_asks_the_client_only_what_it_declared_and_gets_the_answer_routed_back(
 fn asking() -> (Core<&'static str>, CallId, mcp_protocol::Request) {
     let mut c = ready(json!({"roots": {}}));
     let call = started(&feed(&mut c, call(json!(1), "later")));
-    match c.ask(call, "roots/list".into(), None, "roots") {
+    match ask(&mut c, call, "roots/list".into(), None, "roots") {
         Ok(Outgoing::Single(Message::Request(request))) => (c, call, request),
         other => panic!("{other:?}"),
     }
@@ -274,7 +297,7 @@ fn requests_a_call_leaves_unanswered_are_cancelled_when_it_ends() {
     // The late answer finds nobody waiting.
     assert!(feed(&mut c, json!({"jsonrpc":"2.0","id":request.id,"result":{}})).is_empty());
     // And an ended call can ask nothing more.
-    let Err((_, why)) = c.ask(call, "ping".into(), None, "x") else {
+    let Err((_, why)) = ask(&mut c, call, "ping".into(), None, "x") else {
         panic!();
     };
     assert_eq!(why, PeerError::Closed);
@@ -296,7 +319,7 @@ fn a_2026_07_28_call_cannot_ask_and_needs_no_handshake() {
         Era::Modern
     );
     let call = started(&feed(&mut c, request));
-    let Err((_, why)) = c.ask(call, "ping".into(), None, "x") else {
+    let Err((_, why)) = ask(&mut c, call, "ping".into(), None, "x") else {
         panic!();
     };
     assert_eq!(why, PeerError::Stateless);

@@ -28,7 +28,7 @@ use super::budget::Budget;
 use super::reply::{counted_events, empty, ready_counted, rpc_error, sse, Format, Formats};
 use crate::core::{Action, Core, Served, Work};
 use crate::params::ServerParams;
-use crate::peer::{Answer, Ask, CallId, Link, Peer, PeerError};
+use crate::peer::{Answer, Ask, CallId, Link, Peer};
 
 /// Messages a POST's running calls may queue before its response stream takes them.
 const QUEUED: usize = 64;
@@ -159,21 +159,23 @@ impl Conn {
         handle
     }
 
-    /// A running call's request to the client: the message to put on the stream, if the
-    /// core lets it be sent (the answer is refused otherwise).
-    fn ask(&self, ask: Ask) -> Option<Outgoing> {
+    /// A running call's message to the client: what to put on the stream, if the core lets
+    /// it be sent (the call is answered at once otherwise). `can_push`: the POST is answered
+    /// with an SSE stream, which can carry messages before the response.
+    fn ask(&self, ask: Ask, can_push: bool) -> Option<Outgoing> {
         let asked = self
             .state
             .lock()
             .core
-            .ask(ask.call, ask.method, ask.params, ask.answer);
-        match asked {
-            Ok(request) => Some(request),
-            Err((answer, why)) => {
-                let _ = answer.send(Err(why));
-                None
-            }
+            .ask(ask.call, ask.what, ask.answer, can_push);
+        if let Some((answer, outcome)) = asked.settle {
+            let _ = answer.send(outcome);
         }
+        // One message at most: only a request, a notification or an `input_required` reply.
+        // Several come only from list changes on 2026-07-28 subscriptions, which an HTTP core
+        // never holds (`Core::new`).
+        debug_assert!(asked.send.len() <= 1, "{:?}", asked.send);
+        asked.send.into_iter().next()
     }
 }
 
@@ -206,8 +208,7 @@ pub(crate) async fn respond(
             )
         }
         Format::Json => {
-            drop(conn);
-            let out = collect(running, fed.replies, modern).await;
+            let out = collect(conn, running, fed.replies, modern).await;
             match out {
                 Some(out) => reply(&out, Format::Json, modern, replies),
                 // Cancelled: no JSON-RPC response, but the POST must be answered.
@@ -271,7 +272,7 @@ async fn next_message(
         tokio::select! {
             biased;
             Some(ask) = asks.recv() => {
-                if let Some(request) = conn.ask(ask) {
+                if let Some(request) = conn.ask(ask, true) {
                     return Some(request);
                 }
             }
@@ -280,9 +281,15 @@ async fn next_message(
     }
 }
 
-/// For a client that accepts only JSON: waits for the calls' reply, refusing their requests
-/// to the client (a JSON body cannot carry them). `None` if the calls were cancelled.
-async fn collect(running: Running, first: Vec<Outgoing>, modern: bool) -> Option<Outgoing> {
+/// For a client that accepts only JSON: waits for the calls' reply; the core refuses their
+/// requests to the client (a JSON body cannot carry them), except a 2026-07-28 call's, which
+/// end it with an `input_required` reply. `None` if the calls were cancelled.
+async fn collect(
+    conn: Arc<Conn>,
+    running: Running,
+    first: Vec<Outgoing>,
+    modern: bool,
+) -> Option<Outgoing> {
     let Running {
         mut messages,
         mut asks,
@@ -294,7 +301,9 @@ async fn collect(running: Running, first: Vec<Outgoing>, modern: bool) -> Option
         tokio::select! {
             biased;
             Some(ask) = asks.recv() => {
-                let _ = ask.answer.send(Err(PeerError::NoStream));
+                if let Some(out) = conn.ask(ask, false).filter(is_reply) {
+                    reply = Some(out);
+                }
             }
             out = messages.recv() => match out {
                 Some(out) if is_reply(&out) => reply = Some(out),

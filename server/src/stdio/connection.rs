@@ -92,7 +92,7 @@ impl<R: Runner> Connection<R> {
         let (asks_tx, asks) = mpsc::channel(ASKS_QUEUED);
         let link = Link::new(asks_tx, runner.notify());
         Connection {
-            core: Core::new(Served::new(tools, ServerInfo::default())),
+            core: Core::on_stream(Served::new(tools, ServerInfo::default())),
             codec: RawCodec(codec.clone()),
             input: BytesMut::with_capacity(READ_SIZE),
             ended: false,
@@ -180,15 +180,17 @@ impl<R: Runner> Connection<R> {
         self.act()
     }
 
-    /// A running call's request to the client: written, or refused at once.
+    /// A running call's message to the client: written (then answered, for a notification),
+    /// or refused at once.
     pub(super) fn ask(&mut self, ask: Ask) -> io::Result<()> {
-        match self.core.ask(ask.call, ask.method, ask.params, ask.answer) {
-            Ok(request) => self.replies.encode(request),
-            Err((answer, why)) => {
-                let _ = answer.send(Err(why));
-                Ok(())
-            }
+        let asked = self.core.ask(ask.call, ask.what, ask.answer, true);
+        for message in asked.send {
+            self.replies.encode(message)?;
         }
+        if let Some((answer, outcome)) = asked.settle {
+            let _ = answer.send(outcome);
+        }
+        Ok(())
     }
 
     /// Carries out the core's actions.

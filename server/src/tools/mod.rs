@@ -1,8 +1,9 @@
 //! Tools: the [`Tool`] trait, the [`ToolSet`], and the built-in `echo`.
 
+mod diag;
 mod echo;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -41,6 +42,13 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs the tool. Arguments that fail the input schema are a result with `isError: true`
     /// and a message a model can act on, never a JSON-RPC error.
     fn call(&self, arguments: Map<String, Value>) -> ToolCall;
+
+    /// Whether a connection starts with this tool offered; one that is not is neither listed
+    /// nor callable until a call offers it ([`Peer::toggle_tool`]: a tool list that changes,
+    /// `server/tools.mdx` List Changed Notification).
+    fn listed(&self) -> bool {
+        true
+    }
 }
 
 /// Registering a second tool under a name already taken.
@@ -55,6 +63,9 @@ pub struct ToolSet {
     /// A tree, not a hash map: hashing the name with SipHash cost more than a few `memcmp`s
     /// (2 % of an echo call).
     by_name: BTreeMap<String, usize>,
+    /// The diagnostic tools are registered: the server declares `logging` and
+    /// `tools.listChanged`, and keeps what each call's request said about itself.
+    diagnostic: bool,
 }
 
 impl fmt::Debug for ToolSet {
@@ -80,17 +91,60 @@ impl ToolSet {
         Ok(())
     }
 
+    /// The tool `name` as a connection starts ([`Tool::listed`]).
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        self.get_offered(name, &BTreeSet::new())
     }
 
-    /// The definitions as `version` defines them.
+    /// The tool `name` if offered on a connection that `toggled` these tools.
+    pub(crate) fn get_offered(
+        &self,
+        name: &str,
+        toggled: &BTreeSet<String>,
+    ) -> Option<&Arc<dyn Tool>> {
+        self.by_name
+            .get(name)
+            .map(|&i| &self.tools[i])
+            .filter(|t| t.listed() != toggled.contains(name))
+    }
+
+    /// Whether `name` is a tool offered on a connection that `toggled` these tools.
+    pub(crate) fn listed(&self, name: &str, toggled: &BTreeSet<String>) -> bool {
+        self.get_offered(name, toggled).is_some()
+    }
+
+    /// Whether the diagnostic tools are registered ([`diagnostic_tools`]).
+    pub fn is_diagnostic(&self) -> bool {
+        self.diagnostic
+    }
+
+    /// The definitions as `version` defines them, of the tools a connection starts with.
     pub fn definitions(&self, version: ProtocolVersion) -> Vec<mcp::Tool> {
+        self.offered(version, &BTreeSet::new())
+    }
+
+    /// The definitions of the tools offered on a connection that `toggled` these tools.
+    pub(crate) fn offered(
+        &self,
+        version: ProtocolVersion,
+        toggled: &BTreeSet<String>,
+    ) -> Vec<mcp::Tool> {
         self.tools
             .iter()
+            .filter(|t| t.listed() != toggled.contains(&t.definition().name))
             .map(|t| t.definition().for_version(version))
             .collect()
     }
+}
+
+/// `echo` and the diagnostic tools (`mcp-echo-server --diagnostic`): each makes the client
+/// exercise one feature on request (progress, cancellation, logging, sampling, elicitation,
+/// roots, list changes, error, large and image results).
+pub fn diagnostic_tools() -> ToolSet {
+    let mut tools = default_tools();
+    diag::register(&mut tools);
+    tools.diagnostic = true;
+    tools
 }
 
 /// The tools of the `mcp-echo-server` binary: just `echo`.

@@ -1,7 +1,8 @@
 //! Streamable HTTP, as a transport under the same [`Client`]: [`Client::connect_http`] starts
 //! a task (`driver.rs`) that takes the messages the stdio writer would write and POSTs them
 //! (`post.rs`), feeding every message of each reply to the inbound path the stdio reader
-//! uses. `session.rs` holds the endpoint and the legacy session, and what each request's MCP
+//! uses; an SSE stream that ends early is resumed with `Last-Event-ID` (`sse.rs`).
+//! `session.rs` holds the endpoint and the legacy session, and what each request's MCP
 //! headers are built from (`mcp_protocol::http::RequestHeaders` builds them). Handshake, eras,
 //! timeouts, cancellation and the pending map are the client's own, unchanged.
 
@@ -20,6 +21,7 @@ mod driver;
 mod listen;
 mod post;
 mod session;
+mod sse;
 
 /// An MCP endpoint over Streamable HTTP: its URL (such as `http://127.0.0.1:3000/mcp`), headers
 /// sent on every request (such as `Authorization`), and the HTTP timeouts.

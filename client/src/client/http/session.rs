@@ -138,3 +138,15 @@ impl Conn {
         *self.session.lock() = None;
     }
 }
+
+/// `reqwest` puts the cause (connection refused, timed out) in the source chain.
+pub(super) fn error_chain(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

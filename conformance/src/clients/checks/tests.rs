@@ -128,13 +128,15 @@ fn is_skip(o: &Outcome) -> bool {
     matches!(o, Outcome::Skip(_))
 }
 
+const ROOT: &str = "file:///tmp";
+
 fn good() -> T {
     T::new(Wire::Stdio)
         .handshake(json!({"roots": {}}))
         .s(req("s-1", "ping", json!({})))
         .s(req("s-2", "roots/list", json!({})))
         .c(result("s-1", json!({})))
-        .c(result("s-2", json!({"roots": [{"uri": "file:///tmp"}]})))
+        .c(result("s-2", json!({"roots": [{"uri": ROOT}]})))
         .c(req(2, "tools/list", json!({})))
         .s(result(2, json!({"tools": []})))
         .push(What::StdinClosed)
