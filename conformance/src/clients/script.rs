@@ -69,10 +69,6 @@ impl Script {
         }
     }
 
-    pub(crate) fn scenario(&self) -> ScenarioId {
-        self.scenario
-    }
-
     /// One message from the client. `can_push`: server-initiated messages can go out now (stdio:
     /// always; HTTP: only on the stream answering a request), else they wait for a later step.
     /// `has_session`: over HTTP, the request carried an `Mcp-Session-Id` (stdio: false).
@@ -127,6 +123,7 @@ impl Script {
     }
 
     /// Server requests sent and not answered.
+    #[cfg(test)]
     pub(crate) fn unanswered(&self) -> impl Iterator<Item = &Asked> {
         self.asked.values()
     }

@@ -48,10 +48,6 @@ impl Message {
         self.method().is_some() && self.id().is_some()
     }
 
-    pub(crate) fn is_notification(&self) -> bool {
-        self.method().is_some() && self.id().is_none()
-    }
-
     /// A response: no method, an id, and a `result` or an `error`.
     pub(crate) fn is_response(&self) -> bool {
         let Some(v) = &self.json else { return false };
