@@ -186,6 +186,43 @@ if judged_fails:
     out.extend(judged_fails)
     w("")
 
+OBSERVED = {
+    "ts-echo": ("TypeScript SDK 1.x client (`clients/ts_client.mjs`)", "`mcp-echo-server`", None),
+    "py-echo": ("Python SDK client (`clients/py_client.py`)", "`mcp-echo-server`", None),
+    "ts-everything": ("TypeScript SDK 1.x client (`judged/ts1.mjs`)", "server-everything", "ts-sdk1"),
+    "py-everything": ("Python SDK `ClientSession` (`judged/py_session.py`)", "server-everything", "py-session"),
+}
+JUDGED_STATUSES = ("PASS", "FAIL", "WARN")
+w("## `mcp-conformance observe` in front of real servers")
+w("")
+w("Each client drives a real server through two observers in a row: the outer one sees the")
+w("traffic as the client and server made it, the inner one sees it after the outer forwarded")
+w("it. Identical means both transcripts hold the same messages, byte for byte, in the same")
+w("order; the clients against `mcp-echo-server` also check every result they get (the rows")
+w("above). Agrees with `client`: of the client checks both the observer and `mcp-conformance")
+w("client` (stdio) judged to a verdict for the same client, how many got the same verdict.")
+w("")
+w("| client | server | messages | identical | P | F | W | agrees with `client` |")
+w("|---|---|---:|---|---:|---:|---:|---|")
+for name, (client, server, judged) in OBSERVED.items():
+    path = RESULTS / f"observed-{name}.json"
+    if not path.exists():
+        continue
+    r = load(path)
+    s = r["summary"]
+    agree = "–"
+    jpath = RESULTS / f"judged-{judged}.json" if judged else None
+    if jpath and jpath.exists():
+        cm = {c["id"]: c["status"] for c in load(jpath)["targets"][0]["checks"]}
+        both = [k for k, v in r["verdicts"].items()
+                if k.startswith("client.") and v in JUDGED_STATUSES and cm.get(k) in JUDGED_STATUSES]
+        same = [k for k in both if r["verdicts"][k] == cm[k]]
+        differ = [f"`{k}` {r['verdicts'][k]} / {cm[k]}" for k in both if r["verdicts"][k] != cm[k]]
+        agree = f"{len(same)} of {len(both)}" + (f" (differ: {', '.join(differ)})" if differ else "")
+    w(f"| {client} | {server} | {r['messages']} | {'yes' if r['identical'] else '**no**'} | "
+      f"{s['pass']} | {s['fail']} | {s['warn']} | {agree} |")
+w("")
+
 w("## Official conformance suite (HTTP) × `mcp-echo-server --http`")
 w("")
 w(f"{npm('@modelcontextprotocol/conformance')} against `mcp-echo-server --http`, natively (no bridge).")

@@ -157,6 +157,48 @@ judge_client rmcp-http http "$RMCP_CLIENT"
 judge_client inspector stdio "$here/judged/inspector.sh"
 judge_client inspector-http http "$here/judged/inspector.sh"
 
+step "mcp-conformance observe: real clients through two observers in a row, in front of real servers"
+# The outer observer sees the traffic without the inner one; the inner sees it after the outer
+# forwarded it. Their transcripts must hold the same messages, byte for byte, and the client must
+# still get exactly what it expects.
+observed() { # name, server command (one path), client command... (@SERVER@ stands for the server)
+  local name=$1 server=$2 dir="$work/observed-$1"
+  shift 2
+  mkdir -p "$dir"
+  printf '#!/bin/sh\nexec "%s" observe --quiet --report "%s" --transcript "%s" -- "%s"\n' \
+    "$HARNESS" "$dir/inner.json" "$dir/inner.jsonl" "$server" > "$dir/inner.sh"
+  printf '#!/bin/sh\nexec "%s" observe --quiet --report "%s" --transcript "%s" -- "%s"\n' \
+    "$HARNESS" "$dir/outer.json" "$dir/outer.jsonl" "$dir/inner.sh" > "$dir/outer.sh"
+  chmod +x "$dir/inner.sh" "$dir/outer.sh"
+  local args=() a
+  for a in "$@"; do [ "$a" = @SERVER@ ] && args+=("$dir/outer.sh") || args+=("$a"); done
+  "${args[@]}" > "$dir/client.out" 2>&1 || { echo "observe $name: the client failed:"; tail -5 "$dir/client.out"; failures+=("observe $name (client)"); }
+  "$PY" - "$dir" "$name" "$results/observed-$name.json" <<'PY' || failures+=("observe $name")
+import json, sys
+from pathlib import Path
+d, name, out = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+msgs = lambda p: [(e["from"], e["text"]) for e in map(json.loads, open(d / p)) if e["from"] != "event"]
+outer, inner = msgs("outer.jsonl"), msgs("inner.jsonl")
+report = json.load(open(d / "outer.json"))["targets"][0]
+verdicts = {c["id"]: c["status"] for c in report["checks"]}
+result = {"name": name, "messages": len(outer), "identical": outer == inner and len(outer) > 0,
+          "summary": report["summary"], "verdicts": verdicts}
+json.dump(result, open(out, "w"), indent=1)
+bad = [k for k, v in verdicts.items() if v in ("FAIL", "WARN")]
+print(f"{'PASS' if result['identical'] else 'FAIL'} observe {name}: {len(outer)} messages, "
+      f"{'identical' if result['identical'] else 'NOT identical'} through both observers; "
+      f"{report['summary']['pass']} pass, {report['summary']['fail']} fail, {report['summary']['warn']} warn"
+      + (f" ({', '.join(bad)})" if bad else ""))
+sys.exit(0 if result["identical"] else 1)
+PY
+}
+observed ts-echo "$SERVER" "$NODE" "$here/clients/ts_client.mjs" @SERVER@ "$work/observed-ts-echo.steps.json"
+observed py-echo "$SERVER" "$PY" "$here/clients/py_client.py" @SERVER@ "$work/observed-py-echo.steps.json"
+printf '#!/bin/sh\nexec "%s" "%s"\n' "$NODE" "$BIN/mcp-server-everything" > "$work/everything.sh"
+chmod +x "$work/everything.sh"
+observed ts-everything "$work/everything.sh" "$NODE" "$here/judged/ts1.mjs" @SERVER@
+observed py-everything "$work/everything.sh" "$PY" "$here/judged/py_session.py" @SERVER@
+
 step "official conformance suite (HTTP) against mcp-echo-server --http, natively"
 official_rc=0
 "$NODE" "$BIN/conformance" server --url "$http_url" \
