@@ -3,6 +3,7 @@
 //! `basic/transports/streamable-http.mdx`).
 
 use mcp_protocol::mcp::modern::META_PROTOCOL_VERSION;
+use mcp_protocol::mcp::ProtocolVersion;
 use serde_json::Value;
 
 use crate::check::{Level, Outcome, Transport};
@@ -149,7 +150,7 @@ fn protocol_version_header(s: &Session<'_>) -> Outcome {
                 );
             }
         }
-        if is_initialize && x.status == 200 {
+        if is_initialize && negotiated(t, message) {
             after_initialize = true;
         }
     }
@@ -157,6 +158,19 @@ fn protocol_version_header(s: &Session<'_>) -> Outcome {
         return Outcome::Skip("no request after initialize and no 2026-07-28 request".into());
     }
     Outcome::pass(format!("{judged} requests carried it"))
+}
+
+/// Whether the `initialize` got a result with a protocol version this toolkit knows: after one
+/// with a version no client supports (the wrong-version scenario), nothing was negotiated, and
+/// the client can only disconnect.
+fn negotiated(t: &Timeline, initialize: Option<&Message>) -> bool {
+    let version = initialize
+        .and_then(Message::id)
+        .and_then(|id| t.response_to(Side::Client, id))
+        .and_then(|(_, r)| r.result())
+        .and_then(|r| r.get("protocolVersion"))
+        .and_then(Value::as_str);
+    version.is_some_and(|v| ProtocolVersion::parse(v).is_some())
 }
 
 /// The session id the server returned, and the index of the exchange that returned it.
@@ -206,7 +220,13 @@ fn session_expired(s: &Session<'_>) -> Outcome {
     let Some((at, _)) = expired else {
         return Outcome::Skip("no request with a session id got 404".into());
     };
-    let next = t.exchanges().find(|(i, x)| *i > at && x.method == "POST");
+    // A dual-era client may probe again (server/discover, no session id) before initialize.
+    let next = t.exchanges().find(|(i, x)| {
+        *i > at
+            && x.method == "POST"
+            && !(carried(t, *i).and_then(Message::method) == Some("server/discover")
+                && x.header("mcp-session-id").is_none())
+    });
     match next {
         Some((i, x)) if is_initialize_exchange(t, i) && x.header("mcp-session-id").is_none() => {
             Outcome::pass("a new initialize without a session id followed the 404")

@@ -403,8 +403,8 @@ fn progress_tokens_unique(s: &Session<'_>) -> Outcome {
     let mut count = 0;
     for (_, m) in t.messages() {
         if m.from == Side::Server && m.is_response() {
-            let id = m.id().map(Value::to_string).unwrap_or_default();
-            active.retain(|_, request_id| request_id.to_string() != id);
+            let id = m.id().cloned().unwrap_or(Value::Null);
+            active.retain(|_, request_id| *request_id != id);
             continue;
         }
         if m.from != Side::Client || !m.is_request() {

@@ -594,3 +594,36 @@ fn http_modern_headers() {
         s
     )));
 }
+
+#[test]
+fn http_reprobe_after_404_and_nothing_negotiated() {
+    let s = Some(ScenarioId::SessionExpired);
+    let reprobed = http_handshake(BOTH)
+        .http(
+            "POST",
+            &[("accept", BOTH), ("mcp-session-id", "S1")],
+            404,
+            None,
+        )
+        .c(req(2, "tools/list", json!({})))
+        .http("POST", &[("accept", BOTH)], 200, None)
+        .c(modern_req(3, "server/discover", "2026-07-28"))
+        .http("POST", &[("accept", BOTH)], 200, Some("S2"))
+        .c(req(4, "initialize", json!({})));
+    assert!(is_pass(&judge(id::HTTP_SESSION_EXPIRED, &reprobed, s)));
+    // After an initialize answered with a version nobody supports, nothing was negotiated: a
+    // DELETE without MCP-Protocol-Version is not judged by the header check.
+    let wrong = T::new(Wire::Http)
+        .http("POST", &[("accept", BOTH)], 200, Some("S1"))
+        .c(req(1, "initialize", json!({})))
+        .s(result(
+            1,
+            json!({"protocolVersion": "1999-01-01", "capabilities": {}}),
+        ))
+        .http("DELETE", &[("mcp-session-id", "S1")], 200, None);
+    assert!(is_skip(&judge(
+        id::HTTP_PROTOCOL_VERSION_HEADER,
+        &wrong,
+        None
+    )));
+}
