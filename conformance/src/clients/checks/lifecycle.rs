@@ -220,11 +220,15 @@ fn requests_before_initialized(s: &Session<'_>) -> Outcome {
 
 /// Whether the client ended the session: closed stdin, exited, signalled, or sent DELETE.
 pub(super) fn ended_by_client(t: &Timeline) -> bool {
-    t.events.iter().any(|e| match &e.what {
+    t.events.iter().any(|e| ends_session(&e.what))
+}
+
+fn ends_session(what: &What) -> bool {
+    match what {
         What::StdinClosed | What::Signal(_) | What::ClientExited { .. } => true,
         What::Http(x) => x.method == "DELETE",
         _ => false,
-    })
+    }
 }
 
 fn unsupported_version_disconnect(s: &Session<'_>) -> Outcome {
@@ -232,9 +236,20 @@ fn unsupported_version_disconnect(s: &Session<'_>) -> Outcome {
     let Some((answered_at, _)) = successful_initialize(t) else {
         return Outcome::Skip("no initialize got a result".into());
     };
+    // Until the session ends: a client command that starts another session afterwards (a new
+    // server process, a new initialize) has disconnected from this one.
+    let end = t
+        .events
+        .iter()
+        .enumerate()
+        .skip(answered_at)
+        .find(|(_, e)| ends_session(&e.what))
+        .map_or(usize::MAX, |(i, _)| i);
     let later: Vec<&str> = t
         .from(Side::Client)
-        .filter(|(i, m)| *i > answered_at && m.method() != Some("notifications/cancelled"))
+        .filter(|(i, _)| *i > answered_at && *i < end)
+        .take_while(|(_, m)| m.method() != Some("initialize"))
+        .filter(|(_, m)| m.method() != Some("notifications/cancelled"))
         .map(|(_, m)| m.method().unwrap_or("a response"))
         .collect();
     if !later.is_empty() {

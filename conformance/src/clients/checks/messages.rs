@@ -410,6 +410,11 @@ fn progress_tokens_unique(s: &Session<'_>) -> Outcome {
         if m.from != Side::Client || !m.is_request() {
             continue;
         }
+        // A new session (after a 404 over HTTP, or a new server process) ends the old one's
+        // requests: none of them is active any more.
+        if m.method() == Some("initialize") {
+            active.clear();
+        }
         let Some(token) = m
             .params()
             .and_then(|p| p.get("_meta"))

@@ -627,3 +627,31 @@ fn http_reprobe_after_404_and_nothing_negotiated() {
         None
     )));
 }
+
+#[test]
+fn a_new_session_ends_the_old_ones_requests_and_messages() {
+    // Another server process (or a new initialize) after a wrong version is a new session.
+    let s = Some(ScenarioId::WrongVersion);
+    let again = T::new(Wire::Stdio)
+        .c(req(1, "initialize", json!({})))
+        .s(result(
+            1,
+            json!({"protocolVersion": "1999-01-01", "capabilities": {}}),
+        ))
+        .push(What::StdinClosed)
+        .c(req(1, "initialize", json!({})));
+    assert!(is_pass(&judge(
+        id::UNSUPPORTED_VERSION_DISCONNECT,
+        &again,
+        s
+    )));
+    let call = |id: u64| {
+        req(
+            id,
+            "tools/call",
+            json!({"name": "x", "_meta": {"progressToken": 0}}),
+        )
+    };
+    let renewed = good().c(call(5)).handshake(json!({})).c(call(6));
+    assert!(is_pass(&judge(id::PROGRESS_TOKENS_UNIQUE, &renewed, None)));
+}
