@@ -27,7 +27,8 @@ use serde_json::{json, Map};
 
 const USAGE: &str = "usage: conformance_client [--stdio] <server URL | server executable>
   MCP_CONFORMANCE_SCENARIO names the scenario (initialize, tools_call, sse-retry,
-  elicitation-sep1034-client-defaults; any other is run as initialize).
+  elicitation-sep1034-client-defaults; and mcp-conformance client's timeout, where the call
+  gives up after 1 s; any other is run as initialize).
   A URL (http:// or https://) is reached over Streamable HTTP; anything else, or any target
   with --stdio, is spawned as a stdio server.";
 
@@ -36,6 +37,9 @@ const USAGE: &str = "usage: conformance_client [--stdio] <server URL | server ex
 enum Scenario {
     Initialize,
     ToolsCall,
+    /// `mcp-conformance client`'s `timeout`: add_numbers is never answered; the call gives up
+    /// after 1 s and cancels it (`notifications/cancelled`).
+    Timeout,
     SseRetry,
     ElicitationDefaults,
 }
@@ -44,6 +48,7 @@ impl Scenario {
     fn from_name(name: &str) -> Scenario {
         match name {
             "tools_call" | "tools-call" => Scenario::ToolsCall,
+            "timeout" => Scenario::Timeout,
             "sse-retry" => Scenario::SseRetry,
             "elicitation-sep1034-client-defaults" | "elicitation-defaults" => {
                 Scenario::ElicitationDefaults
@@ -124,10 +129,14 @@ fn options(scenario: Scenario) -> ClientOptions {
             ElicitResponse::accept(Map::new())
         })
     });
-    ClientOptions {
+    let mut options = ClientOptions {
         elicitation,
         ..ClientOptions::default()
+    };
+    if scenario == Scenario::Timeout {
+        options.request_timeout = std::time::Duration::from_secs(1);
     }
+    options
 }
 
 /// Why a scenario failed.
@@ -181,6 +190,15 @@ async fn steps(scenario: Scenario, client: &Client) -> Result<(), Failed> {
     let (tool, arguments) = match scenario {
         Scenario::Initialize => return Ok(()),
         Scenario::ToolsCall => ("add_numbers", json!({"a": 5, "b": 3})),
+        Scenario::Timeout => {
+            return match client.call_tool("add_numbers", json!({"a": 1, "b": 2})).await {
+                Err(ClientError::Timeout { .. }) => {
+                    eprintln!("add_numbers timed out, as the scenario means it to");
+                    Ok(())
+                }
+                other => other.map(drop).map_err(Failed::from),
+            }
+        }
         Scenario::SseRetry => ("test_reconnection", json!({})),
         Scenario::ElicitationDefaults => ("test_client_elicitation_defaults", json!({})),
     };
