@@ -191,7 +191,10 @@ async fn steps(scenario: Scenario, client: &Client) -> Result<(), Failed> {
         Scenario::Initialize => return Ok(()),
         Scenario::ToolsCall => ("add_numbers", json!({"a": 5, "b": 3})),
         Scenario::Timeout => {
-            return match client.call_tool("add_numbers", json!({"a": 1, "b": 2})).await {
+            return match client
+                .call_tool("add_numbers", json!({"a": 1, "b": 2}))
+                .await
+            {
                 Err(ClientError::Timeout { .. }) => {
                     eprintln!("add_numbers timed out, as the scenario means it to");
                     Ok(())

@@ -4,42 +4,15 @@
 
 use std::future::Future;
 
-use nix::sys::signal::Signal;
-use tokio::signal::unix::{signal, SignalKind};
-
 use crate::groups;
-
-/// The signals that end a run.
-struct Interrupts {
-    int: tokio::signal::unix::Signal,
-    term: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-}
-
-impl Interrupts {
-    fn install() -> std::io::Result<Interrupts> {
-        Ok(Interrupts {
-            int: signal(SignalKind::interrupt())?,
-            term: signal(SignalKind::terminate())?,
-            hup: signal(SignalKind::hangup())?,
-        })
-    }
-
-    async fn next(&mut self) -> Signal {
-        tokio::select! {
-            _ = self.int.recv() => Signal::SIGINT,
-            _ = self.term.recv() => Signal::SIGTERM,
-            _ = self.hup.recv() => Signal::SIGHUP,
-        }
-    }
-}
+use crate::stops::Stops;
 
 /// Runs `run` to its exit code, then ends whatever server process group is still held. If
 /// the harness is interrupted first, it ends every group (SIGTERM, then SIGKILL after the
 /// grace period; a second interruption kills them at once) and exits 128 + the signal's
 /// number (130 for Ctrl-C), as a shell reports a process ended by it.
 pub async fn run_to_the_end(run: impl Future<Output = u8>) -> u8 {
-    let mut interrupts = match Interrupts::install() {
+    let mut interrupts = match Stops::install() {
         Ok(interrupts) => interrupts,
         Err(e) => {
             eprintln!("mcp-conformance: cannot catch SIGINT/SIGTERM ({e}); an interrupted run may leave servers running");
@@ -56,14 +29,20 @@ pub async fn run_to_the_end(run: impl Future<Output = u8>) -> u8 {
         }
         signal = interrupts.next() => signal,
     };
-    eprintln!("\nmcp-conformance: interrupted ({signal}): ending the servers it started");
+    eprintln!(
+        "\nmcp-conformance: interrupted ({}): ending the servers it started",
+        signal.name()
+    );
     tokio::select! {
         _ = groups::end_all(groups::GRACE) => {}
         again = interrupts.next() => {
-            eprintln!("mcp-conformance: interrupted again ({again}): killing them");
+            eprintln!(
+                "mcp-conformance: interrupted again ({}): killing them",
+                again.name()
+            );
         }
     }
     // Anything started while they were being ended.
     groups::kill_all();
-    128 + signal as u8
+    signal.exit_code()
 }

@@ -49,6 +49,7 @@ mod runner;
 mod scenario;
 mod select;
 mod startup;
+mod stops;
 mod target;
 mod transcript;
 mod transport;

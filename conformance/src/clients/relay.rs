@@ -15,10 +15,10 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::UnixStream;
-use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
 
 use super::timeline::Signal;
+use crate::stops::Stops;
 
 /// Bytes read from stdin per report.
 const CHUNK: usize = 64 * 1024;
@@ -94,7 +94,7 @@ async fn relay(socket: &Path) -> u8 {
             return 1;
         }
     };
-    let mut signals = match Signals::install() {
+    let mut signals = match Stops::install() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("mcp-conformance relay: cannot catch signals: {e}");
@@ -132,7 +132,7 @@ async fn relay(socket: &Path) -> u8 {
                 }
             },
             got = signals.next() => {
-                let code = 128 + got.number();
+                let code = i32::from(got.exit_code());
                 // What the client wrote before it signalled is its conduct too: pass it on first.
                 drain(&mut stdin, &mut to_harness).await;
                 let _ = send(&mut to_harness, &Report::Signal(got.name().to_owned()), None).await;
@@ -199,44 +199,6 @@ async fn send(to: &mut OwnedWriteHalf, report: &Report, t: Option<u64>) -> std::
     })?;
     line.push(b'\n');
     to.write_all(&line).await
-}
-
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn install() -> std::io::Result<Signals> {
-        Ok(Signals {
-            term: signal(SignalKind::terminate())?,
-            int: signal(SignalKind::interrupt())?,
-            hup: signal(SignalKind::hangup())?,
-        })
-    }
-
-    async fn next(&mut self) -> Signal {
-        tokio::select! {
-            _ = self.term.recv() => Signal::Term,
-            _ = self.int.recv() => Signal::Int,
-            _ = self.hup.recv() => Signal::Hup,
-        }
-    }
-}
-
-trait Number {
-    fn number(self) -> i32;
-}
-
-impl Number for Signal {
-    fn number(self) -> i32 {
-        match self {
-            Signal::Term => nix::sys::signal::Signal::SIGTERM as i32,
-            Signal::Int => nix::sys::signal::Signal::SIGINT as i32,
-            Signal::Hup => nix::sys::signal::Signal::SIGHUP as i32,
-        }
-    }
 }
 
 #[cfg(test)]

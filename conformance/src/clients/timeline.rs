@@ -102,22 +102,7 @@ impl Exchange {
 }
 
 /// A signal the client sent to the server process (stdio).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Signal {
-    Term,
-    Int,
-    Hup,
-}
-
-impl Signal {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Signal::Term => "SIGTERM",
-            Signal::Int => "SIGINT",
-            Signal::Hup => "SIGHUP",
-        }
-    }
-}
+pub(crate) use crate::stops::Signal;
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq)]

@@ -20,9 +20,9 @@ use futures::StreamExt;
 use super::cli::Options;
 use super::feed::{Feed, Tap};
 use super::report::Subject;
-use super::signals::Signals;
 use super::{usage, Observer, START, USAGE};
 use crate::clients::timeline::{Exchange, Wire};
+use crate::stops::Stops;
 
 /// The largest request body forwarded (413 past it).
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -78,7 +78,7 @@ pub(super) async fn run(opts: &Options, listen: SocketAddr, upstream: &str) -> u
             return 1;
         }
     };
-    let mut signals = match Signals::install() {
+    let mut signals = match Stops::install() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("mcp-conformance observe: cannot catch SIGTERM/SIGINT/SIGHUP: {e}");

@@ -16,7 +16,6 @@ mod http;
 mod recorder;
 mod report;
 mod server_checks;
-mod signals;
 mod stdio;
 
 use std::process::ExitCode;

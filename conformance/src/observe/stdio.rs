@@ -21,10 +21,10 @@ use tokio::sync::oneshot;
 
 use super::cli::Options;
 use super::feed::{Feed, Tap, CHUNK};
-use super::signals::Signals;
 use super::{stdio_subject, Observer, START, USAGE};
 use crate::clients::timeline::{Side, What};
 use crate::groups::{Group, GRACE};
+use crate::stops::Stops;
 
 /// How long the server has to exit after a forwarded signal before it is killed.
 const EXIT_WAIT: Duration = Duration::from_secs(5);
@@ -34,7 +34,7 @@ const DRAIN_WAIT: Duration = Duration::from_secs(2);
 
 /// Runs the session; the exit code is the server's.
 pub(super) async fn run(opts: &Options) -> u8 {
-    let mut signals = match Signals::install() {
+    let mut signals = match Stops::install() {
         Ok(signals) => signals,
         Err(e) => {
             eprintln!("mcp-conformance observe: cannot catch SIGTERM/SIGINT/SIGHUP: {e}");
@@ -131,21 +131,21 @@ async fn supervise(
     mut status: oneshot::Receiver<std::io::Result<ExitStatus>>,
     pid: i32,
     tap: &Tap,
-    signals: &mut Signals,
+    signals: &mut Stops,
 ) -> Option<ExitStatus> {
     let first = tokio::select! {
         s = &mut status => return s.ok().and_then(Result::ok),
         sig = signals.next() => sig,
     };
-    tap.event(What::Signal(first.0));
-    send(pid, first.1);
+    tap.event(What::Signal(first));
+    send(pid, first.nix());
     tokio::select! {
         s = &mut status => return s.ok().and_then(Result::ok),
         _ = tokio::time::sleep(EXIT_WAIT) => {
-            eprintln!("mcp-conformance observe: the server did not exit within {}s of {}: killing it", EXIT_WAIT.as_secs(), first.0.name());
+            eprintln!("mcp-conformance observe: the server did not exit within {}s of {}: killing it", EXIT_WAIT.as_secs(), first.name());
         }
         again = signals.next() => {
-            eprintln!("mcp-conformance observe: {} again: killing the server", again.0.name());
+            eprintln!("mcp-conformance observe: {} again: killing the server", again.name());
         }
     }
     send(pid, NixSignal::SIGKILL);
