@@ -219,6 +219,7 @@ pub mod client {
         IDS_UNIQUE = "client.ids-unique",
         PING_ANSWERED = "client.ping-answered",
         SERVER_REQUESTS_ANSWERED = "client.server-requests-answered",
+        UNDECLARED_REQUESTS = "client.undeclared-requests",
         NEGOTIATED_CAPABILITIES = "client.negotiated-capabilities",
         PROGRESS_TOKENS_UNIQUE = "client.progress-tokens-unique",
         CANCEL_ON_TIMEOUT = "client.cancel-on-timeout",

@@ -26,10 +26,14 @@ pub(crate) enum ScenarioId {
     Modern,
     /// Streamable HTTP: the session expires (404) after the handshake.
     SessionExpired,
+    /// A legacy server that, after `notifications/initialized`, asks for the roots, sampling and
+    /// elicitation the client did NOT declare (a server must not: what the client answers is
+    /// reported, not judged).
+    UndeclaredRequests,
 }
 
 impl ScenarioId {
-    pub(crate) const ALL: [ScenarioId; 7] = [
+    pub(crate) const ALL: [ScenarioId; 8] = [
         ScenarioId::Initialize,
         ScenarioId::ToolsCall,
         ScenarioId::DiscoverEmptyResult,
@@ -37,6 +41,7 @@ impl ScenarioId {
         ScenarioId::WrongVersion,
         ScenarioId::Modern,
         ScenarioId::SessionExpired,
+        ScenarioId::UndeclaredRequests,
     ];
 
     /// The name in `MCP_CONFORMANCE_SCENARIO`, reports and `--scenario`.
@@ -49,6 +54,7 @@ impl ScenarioId {
             ScenarioId::WrongVersion => "wrong-version",
             ScenarioId::Modern => "modern",
             ScenarioId::SessionExpired => "session-expired",
+            ScenarioId::UndeclaredRequests => "undeclared-requests",
         }
     }
 
@@ -80,6 +86,10 @@ impl ScenarioId {
             ScenarioId::SessionExpired => {
                 "Streamable HTTP: the first request after the handshake gets 404 (session \
                  expired); the client starts a new session"
+            }
+            ScenarioId::UndeclaredRequests => {
+                "legacy server that asks for the roots, sampling and elicitation the client did \
+                 not declare (which a server must not): what the client answers is reported"
             }
         }
     }

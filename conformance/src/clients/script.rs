@@ -211,7 +211,9 @@ impl Script {
     /// declared (and only those: a server may only use what was negotiated).
     fn ask_after_initialized(&mut self) {
         self.ask("ping", json!({}));
-        let declared = |name: &str| self.client_capabilities.get(name).is_some();
+        // The undeclared-requests scenario asks for exactly what was not declared.
+        let flip = self.scenario == ScenarioId::UndeclaredRequests;
+        let declared = |name: &str| self.client_capabilities.get(name).is_some() != flip;
         let (roots, sampling, elicitation) = (
             declared("roots"),
             declared("sampling"),
@@ -461,5 +463,22 @@ mod tests {
             !s.on_message(&request(3, "tools/list", json!({})), true, true)
                 .expire
         );
+    }
+
+    #[test]
+    fn undeclared_requests_asks_for_what_was_not_declared() {
+        let mut s = Script::new(ScenarioId::UndeclaredRequests);
+        s.on_message(&init(json!({"sampling": {}})), true, false);
+        let step = s.on_message(
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            true,
+            false,
+        );
+        let methods: Vec<&str> = step
+            .messages
+            .iter()
+            .filter_map(|m| m["method"].as_str())
+            .collect();
+        assert_eq!(methods, ["ping", "roots/list", "elicitation/create"]);
     }
 }

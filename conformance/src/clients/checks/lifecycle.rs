@@ -22,6 +22,7 @@ pub(super) const LEGACY: &[ScenarioId] = &[
     ScenarioId::Timeout,
     ScenarioId::WrongVersion,
     ScenarioId::SessionExpired,
+    ScenarioId::UndeclaredRequests,
 ];
 
 pub(super) fn checks() -> Vec<ClientCheck> {
@@ -58,6 +59,7 @@ pub(super) fn checks() -> Vec<ClientCheck> {
             ScenarioId::DiscoverEmptyResult,
             ScenarioId::Timeout,
             ScenarioId::SessionExpired,
+            ScenarioId::UndeclaredRequests,
         ]),
         ClientCheck::new(
             id::REQUESTS_BEFORE_INITIALIZED,

@@ -52,6 +52,15 @@ pub(super) fn checks() -> Vec<ClientCheck> {
         .quote("schema.ts: ListRootsResult { roots: Root[] }, Root { uri: string }; CreateMessageResult { model: string } extends SamplingMessage { role, content }; ElicitResult { action: \"accept\" | \"decline\" | \"cancel\" }")
         .because("schema.ts makes these fields required; an error answer (the user declined) is allowed"),
         ClientCheck::new(
+            id::UNDECLARED_REQUESTS,
+            Level::Info,
+            "what the client answers to roots/list, sampling/createMessage and elicitation/create it did not declare (an error, such as -32601, is what a server can act on)",
+            "2025-11-25 basic/lifecycle.mdx, Operation; JSON-RPC 2.0 §5",
+            undeclared_requests,
+        )
+        .because("the server must not send these (\"Only use capabilities that were successfully negotiated\"), so nothing then binds the client: reported, not judged")
+        .only_in(&[ScenarioId::UndeclaredRequests]),
+        ClientCheck::new(
             id::NEGOTIATED_CAPABILITIES,
             Level::Must,
             "the client calls only what the server declared (resources/*, prompts/*, completion/complete, logging/setLevel, tools/*) and sends roots list_changed only if it declared it",
@@ -280,6 +289,9 @@ fn result_problem(method: &str, r: &Value) -> Option<&'static str> {
 const CLIENT_FEATURES: [&str; 3] = ["roots/list", "sampling/createMessage", "elicitation/create"];
 
 fn server_requests_answered(s: &Session<'_>) -> Outcome {
+    if s.scenario == Some(ScenarioId::UndeclaredRequests) {
+        return Outcome::Skip("this scenario asks for what the client did not declare".into());
+    }
     let t = s.timeline;
     let asked: Vec<(usize, &Message)> = t
         .from(Side::Server)
@@ -321,6 +333,36 @@ fn server_requests_answered(s: &Session<'_>) -> Outcome {
         return Outcome::Skip(seen.join("; "));
     }
     Outcome::pass(seen.join("; "))
+}
+
+fn undeclared_requests(s: &Session<'_>) -> Outcome {
+    let t = s.timeline;
+    let asked: Vec<(usize, &Message)> = t
+        .from(Side::Server)
+        .filter(|(_, m)| m.is_request() && m.method().is_some_and(|x| CLIENT_FEATURES.contains(&x)))
+        .collect();
+    if asked.is_empty() {
+        return Outcome::Skip(
+            "the client declared roots, sampling and elicitation: nothing to ask".into(),
+        );
+    }
+    let answers: Vec<String> = asked
+        .into_iter()
+        .map(|(at, request)| {
+            let method = request.method().unwrap_or_default();
+            match answer_to(t, at, request) {
+                Answer::Answered(r) => match r.error_code() {
+                    Some(code) => format!("{method}: error {code}"),
+                    None => format!("{method}: a result"),
+                },
+                Answer::Ignored(_) => {
+                    format!("{method}: no answer, though it answered later requests")
+                }
+                Answer::Unknown => format!("{method}: no answer before the session ended"),
+            }
+        })
+        .collect();
+    Outcome::Observed(answers.join("; "))
 }
 
 /// The server capability a client request needs, if any.

@@ -655,3 +655,21 @@ fn a_new_session_ends_the_old_ones_requests_and_messages() {
     let renewed = good().c(call(5)).handshake(json!({})).c(call(6));
     assert!(is_pass(&judge(id::PROGRESS_TOKENS_UNIQUE, &renewed, None)));
 }
+
+#[test]
+fn undeclared_requests_are_reported() {
+    let s = Some(ScenarioId::UndeclaredRequests);
+    let t = T::new(Wire::Stdio)
+        .handshake(json!({}))
+        .s(req("s-1", "ping", json!({})))
+        .s(req("s-2", "roots/list", json!({})))
+        .c(result("s-1", json!({})))
+        .c(error("s-2", -32601));
+    let o = judge(id::UNDECLARED_REQUESTS, &t, s);
+    assert!(
+        matches!(&o, Outcome::Observed(text) if text == "roots/list: error -32601"),
+        "{o:?}"
+    );
+    assert!(is_skip(&judge(id::SERVER_REQUESTS_ANSWERED, &t, s)));
+    assert!(is_skip(&judge(id::UNDECLARED_REQUESTS, &good(), s)));
+}
