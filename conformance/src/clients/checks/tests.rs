@@ -671,5 +671,9 @@ fn undeclared_requests_are_reported() {
         "{o:?}"
     );
     assert!(is_skip(&judge(id::SERVER_REQUESTS_ANSWERED, &t, s)));
-    assert!(is_skip(&judge(id::UNDECLARED_REQUESTS, &good(), s)));
+    let nothing_asked = T::new(Wire::Stdio)
+        .handshake(json!({"roots": {}, "sampling": {}, "elicitation": {}}))
+        .s(req("s-1", "ping", json!({})))
+        .c(result("s-1", json!({})));
+    assert!(is_skip(&judge(id::UNDECLARED_REQUESTS, &nothing_asked, s)));
 }
