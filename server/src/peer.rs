@@ -114,9 +114,9 @@ pub enum Withheld {
     #[error("its progress is not a number greater than the last one sent")]
     NotIncreasing,
     /// 2026-07-28 sends list changes only on `subscriptions/listen` streams
-    /// (`basic/patterns/subscriptions.mdx`), and none that asked for them is open (over HTTP
-    /// this server holds none).
-    #[error("2026-07-28 sends list changes only on subscriptions/listen streams, and this connection has none open with toolsListChanged (over HTTP this server holds none)")]
+    /// (`basic/patterns/subscriptions.mdx`), and none that asked for them is open (on this
+    /// stdio connection, or over HTTP on the whole server).
+    #[error("2026-07-28 sends list changes only on subscriptions/listen streams, and none is open with toolsListChanged (on stdio: on this connection; over HTTP: on this server)")]
     NoSubscription,
 }
 
@@ -146,9 +146,10 @@ impl Peer {
         self.ask(Sending::Message { method, params }).await
     }
 
-    /// Offers the tool `name` on this connection (this session, or this stdio client) if it
-    /// was not offered, or stops offering it; whether it is offered now. The caller tells the
-    /// client (`notifications/tools/list_changed`).
+    /// Offers the tool `name` on this connection (this session, or this stdio client; for
+    /// 2026-07-28 requests over HTTP, each served on its own: the server) if it was not
+    /// offered, or stops offering it; whether it is offered now. The caller tells the client
+    /// (`notifications/tools/list_changed`).
     pub async fn toggle_tool(&self, name: &str) -> Result<bool, PeerError> {
         let listed = self.ask(Sending::ToggleTool(name.to_owned())).await?;
         Ok(listed.as_bool().unwrap_or(false))

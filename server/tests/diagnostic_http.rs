@@ -336,3 +336,222 @@ async fn a_json_only_post_cannot_carry_progress_and_the_result_says_so() {
         "{text}"
     );
 }
+
+// 2026-07-28 `subscriptions/listen` over Streamable HTTP (`basic/patterns/subscriptions.mdx`).
+
+fn modern_meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{},
+        "io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}})
+}
+
+fn listen(id: i64, filter: Value) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"subscriptions/listen",
+        "params":{"notifications":filter,"_meta":modern_meta()}})
+}
+
+/// The mirrored headers of a 2026-07-28 POST of `method` (and `name`, for a tool call).
+fn modern_headers<'a>(method: &'a str, name: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
+    let mut headers = vec![
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+    ];
+    if let Some(name) = name {
+        headers.push(("mcp-name", name));
+    }
+    headers
+}
+
+/// A listen stream on a connection of its own, past its acknowledgment (checked).
+async fn open_listen(addr: SocketAddr, id: i64) -> (Client, Events) {
+    let mut c = Client::connect(addr).await;
+    let headers = modern_headers("subscriptions/listen", None);
+    let filter = json!({"toolsListChanged": true, "promptsListChanged": true});
+    let mut events = Events::of(c.post(&headers, &listen(id, filter)).await);
+    assert_eq!(
+        events.next().await,
+        Some(
+            json!({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged",
+            "params":{"notifications":{"toolsListChanged":true},
+                      "_meta":{"io.modelcontextprotocol/subscriptionId":id}}})
+        )
+    );
+    (c, events)
+}
+
+/// A 2026-07-28 `diag_tool_list_changed` call (JSON only): its result's text.
+async fn modern_toggle(c: &mut Client, id: i64) -> String {
+    let mut headers = modern_headers("tools/call", Some("diag_tool_list_changed"));
+    headers.push(("accept", "application/json"));
+    let reply = c
+        .post(
+            &headers,
+            &call(id, "diag_tool_list_changed", json!({}), modern_meta()),
+        )
+        .await;
+    assert_eq!(reply.status(), StatusCode::OK);
+    let reply = json_body(reply).await;
+    assert_eq!(reply["id"], id);
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The tool names a 2026-07-28 `tools/list` gets.
+async fn modern_tools(c: &mut Client, id: i64) -> Vec<String> {
+    let list =
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/list","params":{"_meta":modern_meta()}});
+    let reply = json_body(c.post(&modern_headers("tools/list", None), &list).await).await;
+    reply["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// `notifications/cancelled` for `id`, POSTed on its own: 202.
+async fn cancel(c: &mut Client, id: i64) {
+    let cancel =
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id}});
+    let posted = c
+        .post(&modern_headers("notifications/cancelled", None), &cancel)
+        .await;
+    assert_eq!(posted.status(), StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn a_modern_list_change_reaches_every_listen_stream_that_asked() {
+    let server = Server::start(&["--diagnostic"]).await;
+    let (_a, mut tools_stream) = open_listen(server.addr, 7).await;
+    // Another client's stream with the same id, and one that did not ask for tools.
+    let (_b, mut same_id) = open_listen(server.addr, 7).await;
+    let mut c = Client::connect(server.addr).await;
+    let mut quiet = Events::of(
+        c.post(
+            &modern_headers("subscriptions/listen", None),
+            &listen(8, json!({})),
+        )
+        .await,
+    );
+    assert_eq!(
+        quiet.next().await.unwrap()["params"]["notifications"],
+        json!({})
+    );
+
+    let mut d = Client::connect(server.addr).await;
+    assert!(!modern_tools(&mut d, 1).await.contains(&"diag_extra".into()));
+    let text = modern_toggle(&mut d, 2).await;
+    assert!(
+        text.starts_with("diag_tool_list_changed added the tool diag_extra and sent"),
+        "{text}"
+    );
+    let changed = json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed",
+        "params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}});
+    assert_eq!(tools_stream.next().await, Some(changed.clone()));
+    assert_eq!(same_id.next().await, Some(changed.clone()));
+    // Server-wide: another client's request lists it too.
+    let mut e = Client::connect(server.addr).await;
+    assert!(modern_tools(&mut e, 3).await.contains(&"diag_extra".into()));
+
+    let text = modern_toggle(&mut e, 4).await;
+    assert!(text.starts_with("diag_tool_list_changed removed the tool diag_extra and sent"));
+    assert_eq!(tools_stream.next().await, Some(changed.clone()));
+    assert_eq!(same_id.next().await, Some(changed));
+    assert!(!modern_tools(&mut d, 5).await.contains(&"diag_extra".into()));
+
+    // A legacy session's list is still its own.
+    let mut f = Client::connect(server.addr).await;
+    let session = f.handshake(json!({})).await;
+    let legacy = json!({"jsonrpc":"2.0","id":6,"method":"tools/list"});
+    let listed = json_body(f.post(&[("mcp-session-id", &session)], &legacy).await).await;
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"diag_tool_list_changed") && !names.contains(&"diag_extra"));
+
+    // Cancelled: the stream that did not ask ends with no response.
+    cancel(&mut d, 8).await;
+    assert_eq!(quiet.next().await, None);
+}
+
+#[tokio::test]
+async fn a_cancelled_listen_stream_ends_with_no_response() {
+    let server = Server::start(&["--diagnostic"]).await;
+    let (_a, mut stream) = open_listen(server.addr, 1).await;
+    let mut c = Client::connect(server.addr).await;
+    cancel(&mut c, 1).await;
+    assert_eq!(stream.next().await, None);
+    // Nothing is left to tell.
+    let text = modern_toggle(&mut c, 2).await;
+    assert!(
+        text.contains("notifications/tools/list_changed was not sent: 2026-07-28 sends list changes only on subscriptions/listen streams"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn listen_streams_are_bounded_server_wide() {
+    let mut server = Server::start(&["--diagnostic", "--log-level", "mcp_echo_server=debug"]).await;
+    let mut open = Vec::new();
+    for id in 0..64 {
+        open.push(open_listen(server.addr, id).await);
+    }
+    let mut c = Client::connect(server.addr).await;
+    let headers = modern_headers("subscriptions/listen", None);
+    let refused = json_body(c.post(&headers, &listen(64, json!({}))).await).await;
+    assert_eq!(refused["id"], 64);
+    assert_eq!(refused["error"]["code"], -32602);
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("at most 64 subscriptions may be open on this server"));
+
+    // A cancelled stream ends and frees its place at once.
+    cancel(&mut c, 0).await;
+    let (_c0, mut cancelled) = open.swap_remove(0);
+    assert_eq!(cancelled.next().await, None);
+    open.push(open_listen(server.addr, 65).await);
+    // So does one whose client goes away, once the server sees it go.
+    drop(open.swap_remove(1));
+    server.wait_log("subscription closed by its client").await;
+    open.push(open_listen(server.addr, 66).await);
+    let again = json_body(c.post(&headers, &listen(67, json!({}))).await).await;
+    assert_eq!(again["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn shutdown_ends_listen_streams_with_their_completion_response() {
+    let server = Server::start(&["--diagnostic"]).await;
+    let (_a, mut stream) = open_listen(server.addr, 9).await;
+    server.signal(nix::sys::signal::Signal::SIGTERM);
+    let end = stream.next().await.unwrap();
+    assert_eq!(end["id"], 9);
+    assert_eq!(end["result"]["resultType"], "complete");
+    assert_eq!(
+        end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        9
+    );
+    assert_eq!(stream.next().await, None);
+    assert!(server.exit().await.success());
+}
+
+#[tokio::test]
+async fn without_diagnostic_listen_is_method_not_found() {
+    let server = Server::start(&[]).await;
+    let mut c = Client::connect(server.addr).await;
+    let reply = c
+        .post(
+            &modern_headers("subscriptions/listen", None),
+            &listen(1, json!({"toolsListChanged": true})),
+        )
+        .await;
+    assert_eq!(reply.status(), StatusCode::NOT_FOUND);
+    let reply = json_body(reply).await;
+    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["error"]["code"], -32601);
+}

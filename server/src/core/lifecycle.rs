@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::outbound::{self, CallMeta};
-use super::subscriptions::{self, Subscriptions};
+use super::subscriptions::{self, Listen, Subscriptions};
 use super::{Served, Work};
 use crate::error::ServerError;
 use crate::params::ServerParams;
@@ -69,6 +69,9 @@ pub(crate) enum Handled {
     Run(RequestId, Work, ProtocolVersion, CallMeta),
     /// `notifications/cancelled` for this request.
     Cancel(RequestId),
+    /// A `subscriptions/listen` to open on a stream of its own (a request served on its own,
+    /// over Streamable HTTP).
+    Listen(Listen),
     /// The client's response to a request the server sent.
     Answer(Response),
 }
@@ -85,19 +88,45 @@ pub(crate) struct Lifecycle {
     log_level: Option<usize>,
     /// Tools whose offering this connection flipped ([`crate::peer::Peer::toggle_tool`]).
     toggled: BTreeSet<String>,
-    /// 2026-07-28 `subscriptions/listen` streams: only on a connection whose messages share
-    /// one channel (stdio) and with diagnostic tools, the only ones that change the list.
-    subscriptions: Option<Subscriptions>,
+    /// 2026-07-28 `subscriptions/listen`: only with diagnostic tools, the only ones that
+    /// change the list.
+    listening: Listening,
+}
+
+/// Where this core's 2026-07-28 `subscriptions/listen` streams are held.
+#[derive(Debug)]
+enum Listening {
+    /// Not offered (-32601): no diagnostic tools, or a legacy HTTP session's core.
+    No,
+    /// On this connection's one channel (stdio), which holds them.
+    Here(Subscriptions),
+    /// A request served on its own (Streamable HTTP): each stream is its own response,
+    /// held server-wide by the transport ([`super::subscriptions::Listeners`]), and the tools
+    /// toggled are the server's ([`Served::stateless_toggled`]).
+    ServerWide,
+}
+
+/// What kind of connection a core serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A legacy HTTP session.
+    Session,
+    /// A connection whose messages share one channel for its whole life (stdio).
+    Stream,
+    /// One 2026-07-28 request served on its own (Streamable HTTP).
+    Stateless,
 }
 
 impl Lifecycle {
-    /// `on_stream`: the connection's messages share one channel that outlives a request
-    /// (stdio), which can carry `subscriptions/listen` streams.
-    pub(crate) fn new(served: Arc<Served>, on_stream: bool) -> Self {
-        let subscriptions =
-            (on_stream && served.tools.is_diagnostic()).then(Subscriptions::default);
+    pub(crate) fn new(served: Arc<Served>, kind: Kind) -> Self {
+        let listening = match kind {
+            _ if !served.tools.is_diagnostic() => Listening::No,
+            Kind::Session => Listening::No,
+            Kind::Stream => Listening::Here(Subscriptions::default()),
+            Kind::Stateless => Listening::ServerWide,
+        };
         Lifecycle {
-            subscriptions,
+            listening,
             state: State::AwaitingInit,
             served,
             client_capabilities: Map::new(),
@@ -106,20 +135,46 @@ impl Lifecycle {
         }
     }
 
-    /// Flips whether this connection offers the tool `name`; whether it does now.
+    /// Flips whether this connection (for a request served on its own: the server) offers
+    /// the tool `name`; whether it does now.
     pub(crate) fn toggle_tool(&mut self, name: String) -> bool {
-        if !self.toggled.remove(&name) {
-            self.toggled.insert(name.clone());
+        let flip = |toggled: &mut BTreeSet<String>| {
+            if !toggled.remove(&name) {
+                toggled.insert(name.clone());
+            }
+            self.served.tools.listed(&name, toggled)
+        };
+        match self.listening {
+            Listening::ServerWide => flip(&mut self.served.stateless_toggled.lock()),
+            _ => flip(&mut self.toggled),
         }
-        self.served.tools.listed(&name, &self.toggled)
     }
 
-    /// `notifications/tools/list_changed` for each open 2026-07-28 subscription that asked.
-    pub(crate) fn tools_changed(&self) -> Vec<Outgoing> {
-        self.subscriptions
-            .as_ref()
-            .map(Subscriptions::tools_changed)
-            .unwrap_or_default()
+    /// `f` of the tools this connection toggled (for a request served on its own with
+    /// diagnostic tools: the server's).
+    fn with_toggled<T>(&self, f: impl FnOnce(&BTreeSet<String>) -> T) -> T {
+        match self.listening {
+            Listening::ServerWide => f(&self.served.stateless_toggled.lock()),
+            _ => f(&self.toggled),
+        }
+    }
+
+    /// Where a 2026-07-28 list change goes: `None` when the transport holds the streams
+    /// (server-wide); otherwise `notifications/tools/list_changed` for each open subscription
+    /// of this connection that asked.
+    pub(crate) fn tools_changed(&mut self) -> Option<Vec<Outgoing>> {
+        match &mut self.listening {
+            Listening::ServerWide => None,
+            Listening::No => Some(Vec::new()),
+            Listening::Here(open) => {
+                let mut send = Vec::new();
+                open.tools_changed(|(), out| {
+                    send.push(out);
+                    true
+                });
+                Some(send)
+            }
+        }
     }
 
     /// The server's identity as 2026-07-28 results carry it.
@@ -182,8 +237,9 @@ impl Lifecycle {
     }
 
     /// `subscriptions/listen` (2026-07-28): acknowledged, and left open with no response until
-    /// the client cancels it; -32601 where no subscription can be held (HTTP, or without
-    /// diagnostic tools, whose list never changes).
+    /// the client cancels it; -32601 where no subscription can be held (a legacy session, or
+    /// without diagnostic tools, whose list never changes). A request served on its own is
+    /// opened by its transport on its response stream ([`Handled::Listen`]).
     fn listen(
         &mut self,
         id: RequestId,
@@ -191,17 +247,24 @@ impl Lifecycle {
         params: Option<ServerParams>,
     ) -> Handled {
         let declared = self.declared().list_changed;
-        let opened = checked.and_then(|()| match &mut self.subscriptions {
-            Some(open) => {
-                let params = params.map(ServerParams::into_value);
-                open.listen(id.clone(), params.as_ref(), declared)
+        let accepted = checked.and_then(|()| {
+            if matches!(self.listening, Listening::No) {
+                return Err(ServerError::MethodNotFound(
+                    subscriptions::LISTEN.to_owned(),
+                ));
             }
-            None => Err(ServerError::MethodNotFound(
-                subscriptions::LISTEN.to_owned(),
-            )),
+            let params = params.map(ServerParams::into_value);
+            subscriptions::filter(id.clone(), params.as_ref(), declared)
         });
-        match opened {
-            Ok(ack) => {
+        let listen = match accepted {
+            Ok(listen) => listen,
+            Err(e) => return Handled::Reply(Response::error(Some(id), e.to_error_object()).into()),
+        };
+        let Listening::Here(open) = &mut self.listening else {
+            return Handled::Listen(listen);
+        };
+        match open.open(listen, ()) {
+            Ok((_, ack)) => {
                 tracing::debug!(id = %crate::error::shown_id(&id), "subscription opened");
                 Handled::Reply(ack)
             }
@@ -261,7 +324,7 @@ impl Lifecycle {
         match method {
             modern::DISCOVER => {
                 let instructions = self.served.info.instructions.as_deref();
-                let list_changed = self.subscriptions.is_some();
+                let list_changed = !matches!(self.listening, Listening::No);
                 let result =
                     crate::modern::discover(instructions, self.declared().logging, list_changed);
                 Ok(Outcome::Done(crate::modern::complete(result, info, true)))
@@ -298,7 +361,11 @@ impl Lifecycle {
                 {
                     Ok(Some(p)) => {
                         let id = p.request_id;
-                        if self.subscriptions.as_mut().is_some_and(|s| s.cancel(&id)) {
+                        let closed = match &mut self.listening {
+                            Listening::Here(open) => !open.cancel(&id).is_empty(),
+                            _ => false,
+                        };
+                        if closed {
                             tracing::debug!(id = %crate::error::shown_id(&id), "subscription closed");
                             return Handled::Nothing;
                         }
@@ -416,7 +483,7 @@ impl Lifecycle {
             return Err(ServerError::InvalidCursor(cursor));
         }
         Ok(to_value(&ListToolsResult {
-            tools: self.served.tools.offered(version, &self.toggled),
+            tools: self.with_toggled(|toggled| self.served.tools.offered(version, toggled)),
             next_cursor: None,
         }))
     }
@@ -439,9 +506,7 @@ impl Lifecycle {
             other => parse_params(method, other)?,
         };
         let tool = self
-            .served
-            .tools
-            .get_offered(&params.name, &self.toggled)
+            .with_toggled(|toggled| self.served.tools.get_offered(&params.name, toggled))
             .ok_or_else(|| ServerError::UnknownTool(params.name.clone()))?;
         Ok(match tool.call(params.arguments.unwrap_or_default()) {
             ToolCall::Ready(result) => Outcome::Tool(result, version),

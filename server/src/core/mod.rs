@@ -10,6 +10,7 @@ mod lifecycle;
 mod outbound;
 mod subscriptions;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -18,11 +19,15 @@ use mcp_protocol::mcp::{methods, CallToolResult, ProtocolVersion};
 use mcp_protocol::{
     FrameError, Incoming, InvalidMessage, Message, Notification, Outgoing, Response,
 };
+use parking_lot::Mutex;
 use serde_json::Value;
 
 use self::calls::Calls;
 pub(crate) use self::lifecycle::Era;
-use self::lifecycle::{Handled, Lifecycle};
+use self::lifecycle::{Handled, Kind, Lifecycle};
+#[cfg(test)]
+pub(crate) use self::subscriptions::filter as listen_filter;
+pub(crate) use self::subscriptions::{Listen, ListenKey, Listeners, LISTEN};
 use crate::error::ServerError;
 use crate::info::ServerInfo;
 use crate::params::ServerParams;
@@ -45,6 +50,10 @@ pub(crate) struct Served {
     pub(crate) info: ServerInfo,
     /// `info` as 2026-07-28 result `_meta` carries it: built once, not per request.
     pub(crate) modern_info: Value,
+    /// The tools toggled by 2026-07-28 requests each served on its own (Streamable HTTP): they
+    /// share no connection, so what `diag_tool_list_changed` changes there is the server's
+    /// list, for every such request ([`crate::peer::Peer::toggle_tool`]).
+    pub(crate) stateless_toggled: Mutex<BTreeSet<String>>,
 }
 
 impl Served {
@@ -59,6 +68,7 @@ impl Served {
             tools,
             info,
             modern_info,
+            stateless_toggled: Mutex::new(BTreeSet::new()),
         })
     }
 }
@@ -85,6 +95,9 @@ pub(crate) enum Action<R> {
     Abort(CallId),
     /// The client answered a request a running call sent it: hand the answer over.
     Answer(R, Result<Value, PeerError>),
+    /// Open this accepted `subscriptions/listen` on the request's own response stream, in
+    /// the transport's [`Listeners`] (only from [`Core::stateless`]).
+    Listen(Listen),
 }
 
 impl<R> std::fmt::Debug for Action<R> {
@@ -94,6 +107,7 @@ impl<R> std::fmt::Debug for Action<R> {
             Action::Start(call, _) => f.debug_tuple("Start").field(call).finish(),
             Action::Abort(call) => f.debug_tuple("Abort").field(call).finish(),
             Action::Answer(_, answer) => f.debug_tuple("Answer").field(answer).finish(),
+            Action::Listen(listen) => f.debug_tuple("Listen").field(listen).finish(),
         }
     }
 }
@@ -108,6 +122,9 @@ pub(crate) struct Asked<R> {
     /// The answer to give the call now (once `send` is queued); `None` while the client's
     /// response is awaited.
     pub(crate) settle: Option<(R, Result<Value, PeerError>)>,
+    /// A 2026-07-28 tool list change of a request served on its own: the transport hands it
+    /// to its [`Listeners`] ([`Listeners::tools_changed`]), whose outcome is the answer.
+    pub(crate) tools_changed: Option<R>,
 }
 
 impl<R> Asked<R> {
@@ -115,6 +132,7 @@ impl<R> Asked<R> {
         Asked {
             send: Vec::new(),
             settle: Some((answer, outcome)),
+            tools_changed: None,
         }
     }
 }
@@ -134,10 +152,20 @@ impl<R> std::fmt::Debug for Core<R> {
 }
 
 impl<R> Core<R> {
-    /// The core of one HTTP session or 2026-07-28 HTTP request.
+    /// The core of one legacy HTTP session.
     pub(crate) fn new(served: Arc<Served>) -> Self {
         Core {
-            lifecycle: Lifecycle::new(served, false),
+            lifecycle: Lifecycle::new(served, Kind::Session),
+            calls: Calls::default(),
+        }
+    }
+
+    /// The core of one 2026-07-28 request served on its own (Streamable HTTP): with
+    /// diagnostic tools its `subscriptions/listen` is opened by the transport
+    /// ([`Action::Listen`]) and its tool list changes are the server's.
+    pub(crate) fn stateless(served: Arc<Served>) -> Self {
+        Core {
+            lifecycle: Lifecycle::new(served, Kind::Stateless),
             calls: Calls::default(),
         }
     }
@@ -146,7 +174,7 @@ impl<R> Core<R> {
     /// which can also carry 2026-07-28 `subscriptions/listen` streams.
     pub(crate) fn on_stream(served: Arc<Served>) -> Self {
         Core {
-            lifecycle: Lifecycle::new(served, true),
+            lifecycle: Lifecycle::new(served, Kind::Stream),
             calls: Calls::default(),
         }
     }
@@ -255,11 +283,12 @@ impl<R> Core<R> {
         if version.is_modern() && !is_notification {
             return self.modern_ask(call, method, params, answer);
         }
-        if !can_push {
-            return Asked::settled(answer, Err(PeerError::NoStream));
-        }
+        // Not on the request's own stream, so whether it has one does not matter.
         if method == outbound::TOOLS_LIST_CHANGED && version.is_modern() {
             return self.list_changed_on_subscriptions(answer);
+        }
+        if !can_push {
+            return Asked::settled(answer, Err(PeerError::NoStream));
         }
         if is_notification {
             let declared = self.lifecycle.declared();
@@ -272,6 +301,7 @@ impl<R> Core<R> {
                 Ok(params) => Asked {
                     send: vec![Message::Notification(Notification { method, params }).into()],
                     settle: Some((answer, Ok(Value::Null))),
+                    tools_changed: None,
                 },
                 Err(why) => Asked::settled(answer, Err(why)),
             };
@@ -287,19 +317,27 @@ impl<R> Core<R> {
         Asked {
             send: vec![Message::Request(request).into()],
             settle: None,
+            tools_changed: None,
         }
     }
 
     /// A 2026-07-28 list change: sent on each open `subscriptions/listen` stream that asked
     /// for it (`basic/patterns/subscriptions.mdx`), never on the request's own stream.
-    fn list_changed_on_subscriptions(&self, answer: R) -> Asked<R> {
-        let send = self.lifecycle.tools_changed();
+    fn list_changed_on_subscriptions(&mut self, answer: R) -> Asked<R> {
+        let Some(send) = self.lifecycle.tools_changed() else {
+            return Asked {
+                send: Vec::new(),
+                settle: None,
+                tools_changed: Some(answer),
+            };
+        };
         if send.is_empty() {
             return Asked::settled(answer, Err(PeerError::Withheld(Withheld::NoSubscription)));
         }
         Asked {
             send,
             settle: Some((answer, Ok(Value::Null))),
+            tools_changed: None,
         }
     }
 
@@ -329,6 +367,7 @@ impl<R> Core<R> {
                 Asked {
                     send: vec![Response::success(running.id, value).into()],
                     settle: Some((answer, Err(PeerError::InputRequired))),
+                    tools_changed: None,
                 }
             }
             Err(why) => Asked::settled(answer, Err(why)),
@@ -354,6 +393,8 @@ impl<R> Core<R> {
                 }
             }
             Handled::Cancel(id) => self.calls.cancel(&id, out),
+            // A request served on its own is never in a batch.
+            Handled::Listen(listen) => out.push(Action::Listen(listen)),
             Handled::Answer(response) => self.calls.answered(response, out),
         }
     }

@@ -25,10 +25,11 @@ use parking_lot::Mutex;
 use tokio::sync::mpsc;
 
 use super::budget::Budget;
+use super::listen::Streams;
 use super::reply::{counted_events, empty, ready_counted, rpc_error, sse, Format, Formats};
-use crate::core::{Action, Core, Served, Work};
+use crate::core::{Action, Core, Listen, Served, Work};
 use crate::params::ServerParams;
-use crate::peer::{Answer, Ask, CallId, Link, Peer};
+use crate::peer::{Answer, Ask, CallId, Link, Peer, PeerError, Withheld};
 
 /// Messages a POST's running calls may queue before its response stream takes them.
 const QUEUED: usize = 64;
@@ -38,6 +39,8 @@ const QUEUED: usize = 64;
 #[derive(Debug)]
 pub(crate) struct Conn {
     state: Mutex<State>,
+    /// The server's `subscriptions/listen` streams, for a 2026-07-28 request's core.
+    listeners: Option<Arc<Streams>>,
 }
 
 #[derive(Debug)]
@@ -53,6 +56,8 @@ pub(crate) struct Fed {
     pub(crate) replies: Vec<Outgoing>,
     /// Calls it started, still running.
     running: Option<Running>,
+    /// A `subscriptions/listen` the core accepted, to open on the POST's response.
+    listen: Option<Listen>,
 }
 
 /// The calls a POST started: their messages, their requests to the client, and (for a
@@ -65,12 +70,26 @@ struct Running {
 }
 
 impl Conn {
+    /// A legacy session's.
     pub(crate) fn new(served: Arc<Served>) -> Arc<Conn> {
         Arc::new(Conn {
             state: Mutex::new(State {
                 core: Core::new(served),
                 tasks: HashMap::new(),
             }),
+            listeners: None,
+        })
+    }
+
+    /// One 2026-07-28 request's, which may open a listen stream in `listeners` or tell
+    /// theirs of a list change.
+    pub(crate) fn stateless(served: Arc<Served>, listeners: Arc<Streams>) -> Arc<Conn> {
+        Arc::new(Conn {
+            state: Mutex::new(State {
+                core: Core::stateless(served),
+                tasks: HashMap::new(),
+            }),
+            listeners: Some(listeners),
         })
     }
 
@@ -122,6 +141,7 @@ impl Conn {
                 Action::Answer(answer, outcome) => {
                     let _ = answer.send(outcome);
                 }
+                Action::Listen(listen) => fed.listen = Some(listen),
             }
         }
         fed
@@ -171,9 +191,16 @@ impl Conn {
         if let Some((answer, outcome)) = asked.settle {
             let _ = answer.send(outcome);
         }
+        if let Some(answer) = asked.tools_changed {
+            let outcome = match &self.listeners {
+                Some(listeners) => listeners.tools_changed(|sink, out| sink.offer(out)),
+                None => Err(PeerError::Withheld(Withheld::NoSubscription)),
+            };
+            let _ = answer.send(outcome);
+        }
         // One message at most: only a request, a notification or an `input_required` reply.
-        // Several come only from list changes on 2026-07-28 subscriptions, which an HTTP core
-        // never holds (`Core::new`).
+        // Several come only from list changes on stdio's 2026-07-28 subscriptions; an HTTP
+        // core hands its list changes to the server's listen streams (`tools_changed`).
         debug_assert!(asked.send.len() <= 1, "{:?}", asked.send);
         asked.send.into_iter().next()
     }
@@ -193,6 +220,9 @@ pub(crate) async fn respond(
     modern: bool,
     replies: &Arc<Budget>,
 ) -> Response {
+    if let Some(listen) = fed.listen {
+        return listen_stream(&conn, listen, format, replies);
+    }
     let Some(running) = fed.running else {
         return match fed.replies.into_iter().next() {
             None => empty(StatusCode::ACCEPTED),
@@ -215,6 +245,33 @@ pub(crate) async fn respond(
                 None => empty(StatusCode::NO_CONTENT),
             }
         }
+    }
+}
+
+/// A `subscriptions/listen` the core accepted: its stream, or the registry's refusal.
+fn listen_stream(conn: &Conn, listen: Listen, format: Formats, replies: &Arc<Budget>) -> Response {
+    let Some(listeners) = &conn.listeners else {
+        // Only a request's core (`Conn::stateless`) accepts one.
+        let e = crate::error::ServerError::MethodNotFound(crate::core::LISTEN.to_owned());
+        return rpc_error(
+            StatusCode::NOT_FOUND,
+            Some(listen.id().clone()),
+            e.to_error_object(),
+        );
+    };
+    if format.pending != Format::Sse {
+        return rpc_error(
+            StatusCode::NOT_ACCEPTABLE,
+            Some(listen.id().clone()),
+            mcp_protocol::ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                "Not Acceptable: subscriptions/listen is answered with an SSE stream; Accept must list text/event-stream",
+            ),
+        );
+    }
+    match super::listen::open(listeners, listen) {
+        Ok(stream) => stream,
+        Err(refused) => reply(&refused, format.ready, true, replies),
     }
 }
 

@@ -24,6 +24,7 @@
 //! * [`state`]: what every handler shares;
 //! * [`exchange`]: a POST's messages through a connection's core, its calls run in tasks,
 //!   and the POST's response (202, a reply, or an SSE stream);
+//! * [`listen`]: 2026-07-28 `subscriptions/listen` streams (with `--diagnostic`), bounded;
 //! * [`reply`]: JSON, SSE, 202 and error bodies.
 
 mod body;
@@ -31,6 +32,7 @@ mod budget;
 mod config;
 mod exchange;
 mod inflight;
+mod listen;
 mod mirror;
 mod origin;
 mod post;

@@ -145,12 +145,19 @@ async fn route(
         {
             initialize(shared, accept, r)
         }
-        Incoming::Single(Message::Notification(_) | Message::Response(_))
+        Incoming::Single(Message::Notification(n))
             if !has_session && header_version == HeaderVersion::Modern =>
         {
-            // A session-less 2026-07-28 notification: nothing to act on (closing a response
-            // stream, not notifications/cancelled, cancels over HTTP in that revision).
-            tracing::debug!("a 2026-07-28 notification or response: accepted, nothing to do");
+            // A session-less 2026-07-28 notification: closing a response stream, not
+            // notifications/cancelled, cancels over HTTP in that revision; this one may still
+            // name a listen stream, which then ends with no response.
+            drop(shared.listeners.notified(n));
+            empty(StatusCode::ACCEPTED)
+        }
+        Incoming::Single(Message::Response(_))
+            if !has_session && header_version == HeaderVersion::Modern =>
+        {
+            tracing::debug!("a 2026-07-28 response: accepted, nothing to do");
             empty(StatusCode::ACCEPTED)
         }
         other => legacy(shared, session, header_version, accept, other).await,
@@ -181,8 +188,9 @@ fn not_acceptable(id: mcp_protocol::RequestId) -> Response {
 const NOT_ACCEPTABLE: &str =
     "Not Acceptable: Accept must list application/json and text/event-stream";
 
-/// A 2026-07-28 request: mirrored headers checked against the body, then served by a
-/// session of its own (no handshake, no state kept), as stdio serves such requests.
+/// A 2026-07-28 request: mirrored headers checked against the body, then served by a core of
+/// its own (no handshake; with diagnostic tools the server's listen streams and tool list
+/// are shared, [`Conn::stateless`]), as stdio serves such requests.
 async fn modern_request(
     shared: &Shared,
     headers: &HeaderMap,
@@ -209,7 +217,7 @@ async fn modern_request(
             ),
         );
     }
-    let conn = Conn::new(Arc::clone(&shared.served));
+    let conn = Conn::stateless(Arc::clone(&shared.served), Arc::clone(&shared.listeners));
     let fed = conn.feed(Incoming::Single(Message::Request(request)));
     respond(conn, fed, accept.formats(), true, &shared.replies).await
 }

@@ -83,6 +83,9 @@ pub async fn serve_http_on(
     )
     .await;
     sweeper.abort();
+    // Listen streams never end on their own: ended here, each with its completion response,
+    // so they do not hold the drain to the end of the grace.
+    super::listen::close_all(&shared.listeners);
     tracing::info!(
         connections = graceful.count(),
         "no longer accepting; finishing requests in flight"

@@ -7,6 +7,7 @@ use tokio::sync::Semaphore;
 
 use super::budget::Budget;
 use super::config::HttpConfig;
+use super::listen::Streams;
 use super::sessions::Sessions;
 use crate::core::Served;
 
@@ -22,6 +23,8 @@ pub(crate) struct Shared {
     pub(crate) replies: Arc<Budget>,
     /// Turns to parse a large body: one at a time ([`super::body::parse`]).
     pub(crate) large_parses: Semaphore,
+    /// 2026-07-28 `subscriptions/listen` streams, server-wide (only with diagnostic tools).
+    pub(crate) listeners: Arc<Streams>,
 }
 
 impl Shared {
@@ -32,6 +35,7 @@ impl Shared {
             bodies: Budget::new(config.body_budget_bytes.max(config.max_message_bytes)),
             replies: Budget::new(config.reply_budget_bytes),
             large_parses: Semaphore::new(1),
+            listeners: Arc::new(Streams::new(&served)),
             config,
             served,
         }

@@ -213,6 +213,9 @@ impl<R: Runner> Connection<R> {
                     // The call may have stopped waiting: then nobody wants the answer.
                     let _ = answer.send(outcome);
                 }
+                // Only a core serving one HTTP request asks for a stream of its own; stdio's
+                // core holds its subscriptions itself.
+                Action::Listen(_) => {}
             }
         }
         self.actions = actions;

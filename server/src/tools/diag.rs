@@ -332,7 +332,8 @@ async fn ask(peer: Peer, method: &'static str, params: Option<Value>) -> CallToo
     }
 }
 
-/// Adds or removes `diag_extra` on this connection only, and tells the client.
+/// Adds or removes `diag_extra` on this connection only (for 2026-07-28 requests over HTTP,
+/// which share no connection: server-wide), and tells the client.
 async fn toggle(peer: Peer) -> CallToolResult {
     let listed = match peer.toggle_tool(EXTRA).await {
         Ok(listed) => listed,
