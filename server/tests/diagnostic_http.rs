@@ -541,6 +541,33 @@ async fn shutdown_ends_listen_streams_with_their_completion_response() {
 }
 
 #[tokio::test]
+async fn a_listen_that_cannot_take_a_stream_is_refused_and_discover_offers_list_changes() {
+    let server = Server::start(&["--diagnostic"]).await;
+    let mut c = Client::connect(server.addr).await;
+    let mut headers = modern_headers("subscriptions/listen", None);
+    headers.push(("accept", "application/json"));
+    let reply = c
+        .post(&headers, &listen(1, json!({"toolsListChanged": true})))
+        .await;
+    assert_eq!(reply.status(), StatusCode::NOT_ACCEPTABLE);
+    let reply = json_body(reply).await;
+    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["error"]["code"], -32600);
+
+    let discover = json!({"jsonrpc":"2.0","id":2,"method":"server/discover",
+        "params":{"_meta":modern_meta()}});
+    let found = json_body(
+        c.post(&modern_headers("server/discover", None), &discover)
+            .await,
+    )
+    .await;
+    assert_eq!(
+        found["result"]["capabilities"]["tools"],
+        json!({"listChanged": true})
+    );
+}
+
+#[tokio::test]
 async fn without_diagnostic_listen_is_method_not_found() {
     let server = Server::start(&[]).await;
     let mut c = Client::connect(server.addr).await;

@@ -413,3 +413,40 @@ fn subscriptions_are_offered_only_on_a_stream_with_diagnostic_tools() {
         assert_eq!(refused["error"]["code"], -32601);
     }
 }
+
+#[test]
+fn a_request_served_on_its_own_leaves_listen_streams_and_list_changes_to_the_server() {
+    let served = Served::new(Arc::new(diagnostic_tools()), ServerInfo::default());
+    let mut a = Core::<&'static str>::stateless(Arc::clone(&served));
+    let opened = feed(&mut a, listen(5, json!({"toolsListChanged": true})));
+    assert!(
+        matches!(&opened[..], [Action::Listen(l)] if *l.id() == mcp_protocol::RequestId::from(5)),
+        "{opened:?}"
+    );
+    let invalid = json!({"jsonrpc":"2.0","id":6,"method":"subscriptions/listen",
+        "params":{"_meta":modern_meta(json!({}))}});
+    assert_eq!(sent(&feed(&mut a, invalid)[0])["error"]["code"], -32602);
+
+    let call = slow(&mut a, 1, modern_meta(json!({})), json!({}));
+    let asked = a.ask(call, Sending::ToggleTool("diag_extra".into()), "t", true);
+    assert_eq!(asked.settle, Some(("t", Ok(json!(true)))));
+    // The server's list: another request's core offers it.
+    let mut b = Core::<&'static str>::stateless(Arc::clone(&served));
+    let extra = json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+        "params":{"name":"diag_extra","_meta":modern_meta(json!({}))}});
+    assert!(
+        sent(&feed(&mut b, extra)[0])["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("diag_extra was added")
+    );
+    // A list change is handed to the transport's listen streams, stream or not.
+    let asked = a.ask(
+        call,
+        message("notifications/tools/list_changed", None),
+        "n",
+        false,
+    );
+    assert!(asked.send.is_empty() && asked.settle.is_none());
+    assert_eq!(asked.tools_changed, Some("n"));
+}
