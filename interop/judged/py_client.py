@@ -33,6 +33,9 @@ async def main():
             await client.call_tool("add_numbers", {"a": 1, "b": 2})
         except Exception as e:  # noqa: BLE001 - the timeout scenario: report and close
             print(f"judged-py-client: {e}", file=sys.stderr)
+            # As an application would: go on for a moment before closing, so what the SDK sends
+            # when it gives up on a request is not cut off by the close.
+            await anyio.sleep(0.3)
 
 
 anyio.run(main)

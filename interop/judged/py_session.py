@@ -36,6 +36,9 @@ async def session(read, write):
                               read_timeout_seconds=timedelta(seconds=2))
         except Exception as e:  # noqa: BLE001 - the timeout scenario: report and close
             print(f"judged-py-session: {e}", file=sys.stderr)
+            # As an application would: go on for a moment before closing, so what the SDK sends
+            # when it gives up on a request is not cut off by the close.
+            await anyio.sleep(0.3)
 
 
 async def main():

@@ -30,6 +30,9 @@ try {
   await client.callTool({ name: "add_numbers", arguments: { a: 1, b: 2 } }, undefined, { timeout: 2000 });
 } catch (e) {
   console.error(`judged-ts-sdk1: ${e.message}`);
+  // As an application would: go on for a moment before closing, so what the SDK sends when it
+  // gives up on a request (notifications/cancelled) is not cut off by the close.
+  await new Promise((resolve) => setTimeout(resolve, 300));
 } finally {
   await client.close();
 }

@@ -20,12 +20,12 @@ pub(super) fn checks() -> Vec<ClientCheck> {
         ClientCheck::new(
             id::STDIO_SHUTDOWN,
             Level::Should,
-            "the client shuts the server down by closing its stdin first; a signal (SIGTERM) only if the server does not exit",
+            "the client shuts the server down by closing its stdin and waiting for it to exit; a signal (SIGTERM) only if it does not",
             "2025-11-25 basic/lifecycle.mdx, Shutdown, stdio",
             stdio_shutdown,
         )
         .quote("For the stdio transport, the client SHOULD initiate shutdown by: First, closing the input stream to the child process (the server); Waiting for the server to exit, or sending SIGTERM if the server does not exit within a reasonable time")
-        .because("the relay exits as soon as its stdin closes, so a signal before that is a signal without closing stdin first")
+        .because("the relay exits as soon as its stdin closes, so a client that waits for the exit never needs a signal: any signal it gets was sent without waiting")
         .transport(Transport::Stdio),
     ]
 }
@@ -63,30 +63,43 @@ fn stdio_framing(s: &Session<'_>) -> Outcome {
 }
 
 fn stdio_shutdown(s: &Session<'_>) -> Outcome {
-    for e in &s.timeline.events {
-        match &e.what {
-            What::StdinClosed => {
-                return Outcome::pass("closed the server's stdin first; the server exited")
-            }
-            What::Signal(signal) => {
-                return Outcome::fail(
-                    "stdin closed before any signal",
-                    format!("{} with stdin still open", signal.name()),
-                )
-            }
-            What::ServerExited { code: None } => {
-                return Outcome::fail(
-                    "stdin closed before any signal",
-                    "the server was killed (SIGKILL) with stdin still open",
-                )
-            }
-            What::Bound => {
-                return Outcome::Skip(
-                    "the client had not shut the server down when the scenario ended".into(),
-                )
-            }
-            _ => {}
+    let events = &s.timeline.events;
+    // The relay exits as soon as its stdin closes, so a client that waits for the exit never
+    // needs a signal: any signal the relay got was sent without waiting.
+    let closed_at = events
+        .iter()
+        .position(|e| matches!(e.what, What::StdinClosed));
+    let signal = events.iter().enumerate().find_map(|(i, e)| match e.what {
+        What::Signal(signal) => Some((i, signal)),
+        _ => None,
+    });
+    match (closed_at, signal) {
+        (Some(c), Some((i, signal))) if c < i => Outcome::fail(
+            "stdin closed, then the server's exit awaited",
+            format!(
+                "{} right after closing stdin, without waiting for the server to exit",
+                signal.name()
+            ),
+        ),
+        (_, Some((_, signal))) => Outcome::fail(
+            "stdin closed before any signal",
+            format!("{} with stdin still open", signal.name()),
+        ),
+        (Some(_), None) => Outcome::pass("closed the server's stdin first; the server exited"),
+        (None, None) if killed(s) => Outcome::fail(
+            "stdin closed before any signal",
+            "the server was killed (SIGKILL) with stdin still open",
+        ),
+        (None, None) if events.iter().any(|e| matches!(e.what, What::Bound)) => {
+            Outcome::Skip("the client had not shut the server down when the scenario ended".into())
         }
+        (None, None) => Outcome::Skip("the session ended without a shutdown the relay saw".into()),
     }
-    Outcome::Skip("the session ended without a shutdown the relay saw".into())
+}
+
+fn killed(s: &Session<'_>) -> bool {
+    s.timeline
+        .events
+        .iter()
+        .any(|e| matches!(e.what, What::ServerExited { code: None }))
 }

@@ -436,10 +436,19 @@ fn stdio_framing_and_shutdown() {
         .handshake(json!({}))
         .push(What::ServerExited { code: None });
     assert!(is_fail(&judge(id::STDIO_SHUTDOWN, &killed, None)));
-    let polite = T::new(Wire::Stdio)
+    let hasty = T::new(Wire::Stdio)
         .handshake(json!({}))
         .push(What::StdinClosed)
         .push(What::Signal(Signal::Term));
+    let o = judge(id::STDIO_SHUTDOWN, &hasty, None);
+    assert!(
+        matches!(&o, Outcome::Fail { actual, .. } if actual.contains("without waiting")),
+        "{o:?}"
+    );
+    let polite = T::new(Wire::Stdio)
+        .handshake(json!({}))
+        .push(What::StdinClosed)
+        .push(What::ClientExited { code: Some(0) });
     assert!(is_pass(&judge(id::STDIO_SHUTDOWN, &polite, None)));
 }
 

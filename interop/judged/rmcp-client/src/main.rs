@@ -31,7 +31,12 @@ async fn run(target: &str) -> Result<(), Box<dyn std::error::Error>> {
     let call = client.call_tool(CallToolRequestParams::new("add_numbers").with_arguments(args));
     match tokio::time::timeout(Duration::from_secs(2), call).await {
         Ok(result) => drop(result?),
-        Err(_) => eprintln!("judged-rmcp: add_numbers timed out"),
+        Err(_) => {
+            eprintln!("judged-rmcp: add_numbers timed out");
+            // As an application would: go on for a moment before closing, so what rmcp sends
+            // when the call is dropped (notifications/cancelled) is not cut off by the close.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
     }
     client.cancel().await?;
     Ok(())
