@@ -10,8 +10,9 @@ use serde_json::{json, Map, Value};
 use crate::error::ServerError;
 use crate::info::{supported_versions, ServerInfo};
 
-/// How long a client may cache `server/discover` and `tools/list`: the tool set never changes
-/// while the process runs, and an hour bounds staleness across upgrades.
+/// How long a client may cache `server/discover` and `tools/list`: without diagnostic tools the
+/// tool set never changes while the process runs, and an hour bounds staleness across upgrades.
+/// With them (`diag_tool_list_changed`) `tools/list` says 0: not to be reused.
 pub(crate) const TTL_MS: u64 = 3_600_000;
 
 /// `None` for a legacy request (no protocol version in its params' `_meta`, which `meta` is);
@@ -74,22 +75,22 @@ pub(crate) fn server_info(info: &ServerInfo) -> Value {
 }
 
 /// Tags a result object: `resultType: "complete"`, the server's identity in `_meta`, and for
-/// cacheable results (`server/discover`, `tools/list`) `ttlMs` and `cacheScope`.
-pub(crate) fn complete(value: Value, server_info: &Value, cacheable: bool) -> Value {
-    tagged(value, "complete", server_info, cacheable)
+/// cacheable results (`server/discover`, `tools/list`: `ttl_ms` given) `ttlMs` and `cacheScope`.
+pub(crate) fn complete(value: Value, server_info: &Value, ttl_ms: Option<u64>) -> Value {
+    tagged(value, "complete", server_info, ttl_ms)
 }
 
 /// Tags an `InputRequiredResult` (`basic/patterns/mrtr.mdx`): `resultType: "input_required"`
 /// and the server's identity; never cacheable.
 pub(crate) fn input_required(value: Value, server_info: &Value) -> Value {
-    tagged(value, "input_required", server_info, false)
+    tagged(value, "input_required", server_info, None)
 }
 
-fn tagged(mut value: Value, result_type: &str, server_info: &Value, cacheable: bool) -> Value {
+fn tagged(mut value: Value, result_type: &str, server_info: &Value, ttl_ms: Option<u64>) -> Value {
     if let Value::Object(map) = &mut value {
         map.insert("resultType".into(), json!(result_type));
-        if cacheable {
-            map.insert("ttlMs".into(), json!(TTL_MS));
+        if let Some(ttl_ms) = ttl_ms {
+            map.insert("ttlMs".into(), json!(ttl_ms));
             map.insert("cacheScope".into(), json!("public"));
         }
         let meta = map

@@ -503,6 +503,22 @@ async fn a_modern_list_change_goes_on_the_open_subscription() {
     s.finish().await;
 }
 
+/// A 2026-07-28 tools/list that the diagnostic tools can change is not to be cached
+/// (`ttlMs: 0`); without them the list is fixed for the process and may be kept an hour.
+#[tokio::test]
+async fn a_modern_tool_list_that_can_change_is_not_cached() {
+    for (args, ttl) in [(&["--diagnostic"][..], 0), (&[][..], 3_600_000)] {
+        let mut s = Session::start(args);
+        s.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/list",
+            "params":{"_meta":modern_meta(json!({}))}}))
+            .await;
+        let list = s.recv().await;
+        assert_eq!(list["result"]["ttlMs"], ttl, "{args:?}: {list}");
+        assert_eq!(list["result"]["resultType"], "complete");
+        s.finish().await;
+    }
+}
+
 #[tokio::test]
 async fn diag_error_large_and_image_results() {
     let mut s = Session::legacy(json!({})).await;

@@ -23,6 +23,7 @@ use super::outbound::{self, CallMeta};
 use super::subscriptions::{self, Listen, Subscriptions};
 use super::{Served, Work};
 use crate::error::ServerError;
+use crate::modern::TTL_MS;
 use crate::params::ServerParams;
 use crate::tools::ToolCall;
 
@@ -283,7 +284,7 @@ impl Lifecycle {
         let result = result.for_version(version);
         if version.is_modern() {
             let value =
-                crate::modern::complete(result.into_value(), &self.served.modern_info, false);
+                crate::modern::complete(result.into_value(), &self.served.modern_info, None);
             Response::success(id, value).into()
         } else {
             Outgoing::ToolResult(id, result)
@@ -327,11 +328,25 @@ impl Lifecycle {
                 let list_changed = !matches!(self.listening, Listening::No);
                 let result =
                     crate::modern::discover(instructions, self.declared().logging, list_changed);
-                Ok(Outcome::Done(crate::modern::complete(result, info, true)))
+                Ok(Outcome::Done(crate::modern::complete(
+                    result,
+                    info,
+                    Some(TTL_MS),
+                )))
             }
             methods::TOOLS_LIST => {
                 let result = self.list_tools(method, params, version)?;
-                Ok(Outcome::Done(crate::modern::complete(result, info, true)))
+                // A list the diagnostic tools can change is not to be reused.
+                let ttl = if matches!(self.listening, Listening::No) {
+                    TTL_MS
+                } else {
+                    0
+                };
+                Ok(Outcome::Done(crate::modern::complete(
+                    result,
+                    info,
+                    Some(ttl),
+                )))
             }
             methods::TOOLS_CALL => self.call_tool(method, params, version),
             methods::PING | "logging/setLevel" => {

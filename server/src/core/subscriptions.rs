@@ -185,7 +185,7 @@ impl<S> Subscriptions<S> {
             .drain(..)
             .map(|open| {
                 let result = json!({ "_meta": { META_SUBSCRIPTION_ID: open.id } });
-                let result = crate::modern::complete(result, server_info, false);
+                let result = crate::modern::complete(result, server_info, None);
                 (open.sink, Response::success(open.id, result).into())
             })
             .collect()
