@@ -2,13 +2,18 @@
 //! `initialize` handshake, and `ping`.
 
 use mcp_protocol::mcp::{methods, modern, InitializeResult, ProtocolVersion};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::requests::decode;
 use super::Client;
 use crate::era::{self, Connected, DiscoverResult, Era, EraChoice, ProbeError};
 use crate::error::ClientError;
 use crate::state::Phase;
+
+/// Why the `server/discover` probe says the server is not modern (legacy, then): what it got,
+/// in words, for the log and for [`ClientError::NotModern`].
+#[derive(Debug)]
+struct NotModern(String);
 
 impl Client {
     /// Sends `initialize` (allowed only in state `new`, one call at a time; after a failure
@@ -126,7 +131,7 @@ impl Client {
         )?;
         let not_modern = match self.probe().await {
             Ok(Ok(connected)) => return Ok(connected),
-            Ok(Err(not_modern)) => not_modern,
+            Ok(Err(NotModern(not_modern))) => not_modern,
             Err(e) => {
                 self.shared.set_phase_if(Phase::Probing, Phase::New);
                 return Err(e);
@@ -151,7 +156,7 @@ impl Client {
     /// The `server/discover` probe (phase `Probing`). `Ok(Ok(_))`: modern and ready;
     /// `Ok(Err(reason))`: not a modern server; `Err(_)`: a modern server this client cannot
     /// use, or the connection failed.
-    async fn probe(&self) -> Result<Result<Connected, String>, ClientError> {
+    async fn probe(&self) -> Result<Result<Connected, NotModern>, ClientError> {
         let options = &self.shared.options;
         let timeout = options.probe_timeout;
         let mut tried: Vec<ProtocolVersion> = Vec::new();
@@ -174,7 +179,7 @@ impl Client {
                     status,
                     error: None,
                     ..
-                }) => return Ok(Err(format!("server/discover got HTTP {status}"))),
+                }) => return Ok(Err(NotModern(format!("server/discover got HTTP {status}")))),
                 Err(
                     ClientError::Server { error, .. }
                     | ClientError::Http {
@@ -204,54 +209,64 @@ impl Client {
                         })
                     }
                     ProbeError::NotModern => {
-                        return Ok(Err(format!(
+                        return Ok(Err(NotModern(format!(
                             "server/discover got error {} ({})",
                             error.code, error.message
-                        )))
+                        ))))
                     }
                 },
                 Err(ClientError::Timeout { after, .. }) => {
-                    return Ok(Err(format!(
+                    return Ok(Err(NotModern(format!(
                         "server/discover got no reply within {after:?}"
-                    )))
+                    ))))
                 }
                 Err(e) => return Err(e),
             };
-            if let Some(result_type) = era::incomplete_result_type(&value) {
-                return Err(ClientError::UnsupportedResultType {
-                    method: modern::DISCOVER.to_owned(),
-                    result_type,
-                });
-            }
-            // Only a `DiscoverResult` means modern: a legacy server that answers an unknown
-            // pre-`initialize` request with any other result (`{}`, say) is legacy, like one
-            // that answers with an error (`stdio.mdx`, "Backward Compatibility").
-            let discover = match DiscoverResult::from_value(value) {
-                Ok(discover) => discover,
-                Err(reason) => {
-                    return Ok(Err(format!(
-                        "server/discover returned a result that is not a DiscoverResult ({reason})"
-                    )))
-                }
-            };
-            let Some(chosen) = discover.common_version() else {
-                return Err(unsupported_modern(version, discover.supported_versions));
-            };
-            tracing::debug!(
-                version = %chosen,
-                server = ?discover.server_info,
-                "modern era: server/discover answered"
-            );
-            let connected = Connected::Modern {
-                protocol_version: chosen,
-                discover,
-            };
-            *self.shared.connected.lock() = Some(connected.clone());
-            if !self.shared.set_phase_if(Phase::Probing, Phase::Ready) {
-                return Err(self.shared.closed_error());
-            }
-            return Ok(Ok(connected));
+            return self.discovered(value, version);
         }
+    }
+
+    /// What a `server/discover` result means (phase `Probing`): a `DiscoverResult` with a
+    /// version in common connects in the modern era; any other result means legacy.
+    fn discovered(
+        &self,
+        value: Value,
+        version: ProtocolVersion,
+    ) -> Result<Result<Connected, NotModern>, ClientError> {
+        if let Some(result_type) = era::incomplete_result_type(&value) {
+            return Err(ClientError::UnsupportedResultType {
+                method: modern::DISCOVER.to_owned(),
+                result_type,
+            });
+        }
+        // Only a `DiscoverResult` means modern: a legacy server that answers an unknown
+        // pre-`initialize` request with any other result (`{}`, say) is legacy, like one that
+        // answers with an error (`stdio.mdx`, "Backward Compatibility").
+        let discover = match DiscoverResult::from_value(value) {
+            Ok(discover) => discover,
+            Err(reason) => {
+                return Ok(Err(NotModern(format!(
+                    "server/discover returned a result that is not a DiscoverResult ({reason})"
+                ))))
+            }
+        };
+        let Some(chosen) = discover.common_version() else {
+            return Err(unsupported_modern(version, discover.supported_versions));
+        };
+        tracing::debug!(
+            version = %chosen,
+            server = ?discover.server_info,
+            "modern era: server/discover answered"
+        );
+        let connected = Connected::Modern {
+            protocol_version: chosen,
+            discover,
+        };
+        *self.shared.connected.lock() = Some(connected.clone());
+        if !self.shared.set_phase_if(Phase::Probing, Phase::Ready) {
+            return Err(self.shared.closed_error());
+        }
+        Ok(Ok(connected))
     }
 
     /// Liveness check (allowed once initialized). Legacy: `ping`. Modern: 2026-07-28 removed
