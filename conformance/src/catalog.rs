@@ -72,22 +72,7 @@ impl Check {
         f: CheckFn,
     ) -> Check {
         Check {
-            info: CheckInfo {
-                id: id.as_str().to_owned(),
-                level,
-                description: description.to_owned(),
-                spec: spec.to_owned(),
-                quote: String::new(),
-                reason: String::new(),
-                echo_only: false,
-                echo_level: None,
-                runs_in: RunsIn::Own,
-                ends_session: false,
-                runs_first: false,
-                shares: String::new(),
-                transport: Transport::Any,
-                capability: None,
-            },
+            info: CheckInfo::new(id.as_str(), level, description, spec),
             body: Body::Code(f),
             needs: Needs {
                 legacy: true,
@@ -110,20 +95,11 @@ impl Check {
         };
         Check {
             info: CheckInfo {
-                id: s.id.clone(),
-                level: s.level,
-                description: s.description.clone(),
-                spec: s.spec.clone(),
                 quote: s.quote.clone(),
-                reason: String::new(),
                 echo_only: s.echo_only,
-                echo_level: None,
-                runs_in: RunsIn::Own,
-                ends_session: false,
-                runs_first: false,
-                shares: String::new(),
                 transport: s.transport(),
                 capability: (area == "tools").then(|| "tools".to_owned()),
+                ..CheckInfo::new(&s.id, s.level, &s.description, &s.spec)
             },
             body: Body::Scenario(Arc::new(s)),
             needs,

@@ -166,6 +166,27 @@ impl Transport {
 }
 
 impl CheckInfo {
+    /// A check that quotes nothing yet, in a process of its own, on any transport, needing no
+    /// capability: the builders of built-in and client checks start from it.
+    pub(crate) fn new(id: &str, level: Level, description: &str, spec: &str) -> CheckInfo {
+        CheckInfo {
+            id: id.to_owned(),
+            level,
+            description: description.to_owned(),
+            spec: spec.to_owned(),
+            quote: String::new(),
+            reason: String::new(),
+            echo_only: false,
+            echo_level: None,
+            runs_in: RunsIn::Own,
+            ends_session: false,
+            runs_first: false,
+            shares: String::new(),
+            transport: Transport::Any,
+            capability: None,
+        }
+    }
+
     /// Where it runs in its shared session: first, anywhere (list order), or last.
     pub fn session_order(&self) -> u8 {
         match (self.runs_first, self.ends_session) {

@@ -42,22 +42,7 @@ impl ClientCheck {
         judge: JudgeFn,
     ) -> ClientCheck {
         ClientCheck {
-            info: CheckInfo {
-                id: id.as_str().to_owned(),
-                level,
-                description: description.to_owned(),
-                spec: spec.to_owned(),
-                quote: String::new(),
-                reason: String::new(),
-                echo_only: false,
-                echo_level: None,
-                runs_in: crate::check::RunsIn::Own,
-                ends_session: false,
-                runs_first: false,
-                shares: String::new(),
-                transport: Transport::Any,
-                capability: None,
-            },
+            info: CheckInfo::new(id.as_str(), level, description, spec),
             judge,
             scenarios: &[],
             observed: true,

@@ -247,22 +247,12 @@ pub(crate) mod tests {
 
     pub fn result(id: &str, level: Level, status: Status, outcome: Outcome) -> CheckResult {
         CheckResult {
-            info: CheckInfo {
-                id: id.to_owned(),
+            info: CheckInfo::new(
+                id,
                 level,
-                description: format!("Description of {id}"),
-                spec: format!("Spec of {id}"),
-                quote: String::new(),
-                reason: String::new(),
-                echo_only: false,
-                echo_level: None,
-                runs_in: crate::check::RunsIn::Own,
-                ends_session: false,
-                runs_first: false,
-                shares: String::new(),
-                transport: crate::check::Transport::Any,
-                capability: None,
-            },
+                &format!("Description of {id}"),
+                &format!("Spec of {id}"),
+            ),
             status,
             outcome,
             expected_failure: false,
