@@ -180,6 +180,11 @@ for name, (what, pkg) in JUDGED.items():
                 judged_fails.append(f"- {name} ({transport}): {c['status']} `{c['id']}`: "
                                     f"{reasons.get(c['id'], c['actual'])}")
 w("")
+w("rmcp over stdio is judged without `client.stdio-shutdown`: when a connection fails (the")
+w("`modern` scenario) it kills the server it spawned while its own process exits, and which")
+w("comes first varies from run to run (SIGKILL with stdin still open in some runs, a clean")
+w("EOF in others).")
+w("")
 if judged_fails:
     w("What they get wrong (from each client's baseline, or the check's finding for a WARN):")
     w("")

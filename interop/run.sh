@@ -116,46 +116,36 @@ check "Inspector CLI (HTTP)" "$PY" "$here/clients/inspector.py" "$NODE" "$BIN/mc
 step "mcp-conformance client: real clients judged (stdio and Streamable HTTP)"
 # Each client gets the server as its last argument (a relay over stdio, a URL over HTTP) and plays
 # every scenario; its baseline lists what it gets wrong, each line citing the spec.
-judge_client() { # name, transport, command...
-  local name=$1 transport=$2 rc=0
+judge_client() { # name, transport, [harness options ...] --, command...
+  local name=$1 transport=$2 opts=() rc=0
   shift 2
-  "$HARNESS" client --transport "$transport" --format json \
+  while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+  shift
+  "$HARNESS" client --transport "$transport" --format json "${opts[@]}" \
     --expected-failures "$here/baselines/client-$name.txt" -- "$@" \
     > "$results/judged-$name.json" 2> "$results/judged-$name.stderr" || rc=$?
-  "$PY" - "$results/judged-$name.json" "$name" "$rc" <<'PY'
-import json, sys
-path, name, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
-t = json.load(open(path))["targets"][0]
-s = t["summary"]
-print(f"{'PASS' if rc == 0 else 'FAIL'} client {name}: {s['pass']} pass, {s['fail']} fail, "
-      f"{s['expectedFail']} expected fail, {s['warn']} warn, {s['info']} info, {s['skip']} skip; "
-      f"{t['durationMs'] / 1000:.1f}s")
-for c in t["checks"]:
-    if c["status"] == "FAIL" and not c["expectedFailure"]:
-        print(f"  new failure: {c['id']}: {c['actual']}")
-for stale in t["staleExpectedFailures"]:
-    print(f"  now passes (remove it from baselines/client-{name}.txt): {stale}")
-if t["startError"]:
-    print(f"  could not start: {t['startError']}")
-PY
+  "$PY" "$here/summary.py" "$results/judged-$name.json" "client $name" "$rc" \
+    "baselines/client-$name.txt"
   [ "$rc" -eq 0 ] || failures+=("client $name")
 }
 cargo build --quiet --release --locked --manifest-path "$here/judged/rmcp-client/Cargo.toml"
 RMCP_CLIENT="$here/judged/rmcp-client/target/release/rmcp-client"
-judge_client mcp-client stdio "$root/target/debug/examples/conformance_client"
-judge_client mcp-client-http http "$root/target/debug/examples/conformance_client"
-judge_client ts-sdk1 stdio "$NODE" "$here/judged/ts1.mjs"
-judge_client ts-sdk1-http http "$NODE" "$here/judged/ts1.mjs"
-judge_client ts-sdk2 stdio "$NODE" "$here/judged/ts2.mjs"
-judge_client ts-sdk2-http http "$NODE" "$here/judged/ts2.mjs"
-judge_client py-session stdio "$PY" "$here/judged/py_session.py"
-judge_client py-session-http http "$PY" "$here/judged/py_session.py"
-judge_client py-client stdio "$PY" "$here/judged/py_client.py"
-judge_client py-client-http http "$PY" "$here/judged/py_client.py"
-judge_client rmcp stdio "$RMCP_CLIENT"
-judge_client rmcp-http http "$RMCP_CLIENT"
-judge_client inspector stdio "$here/judged/inspector.sh"
-judge_client inspector-http http "$here/judged/inspector.sh"
+judge_client mcp-client stdio -- "$root/target/debug/examples/conformance_client"
+judge_client mcp-client-http http -- "$root/target/debug/examples/conformance_client"
+judge_client ts-sdk1 stdio -- "$NODE" "$here/judged/ts1.mjs"
+judge_client ts-sdk1-http http -- "$NODE" "$here/judged/ts1.mjs"
+judge_client ts-sdk2 stdio -- "$NODE" "$here/judged/ts2.mjs"
+judge_client ts-sdk2-http http -- "$NODE" "$here/judged/ts2.mjs"
+judge_client py-session stdio -- "$PY" "$here/judged/py_session.py"
+judge_client py-session-http http -- "$PY" "$here/judged/py_session.py"
+judge_client py-client stdio -- "$PY" "$here/judged/py_client.py"
+judge_client py-client-http http -- "$PY" "$here/judged/py_client.py"
+# rmcp kills its server when a connection fails (the modern scenario), racing its own exit:
+# stdio-shutdown is WARN in some runs and PASS in others, so it is not judged here.
+judge_client rmcp stdio --skip client.stdio-shutdown -- "$RMCP_CLIENT"
+judge_client rmcp-http http -- "$RMCP_CLIENT"
+judge_client inspector stdio -- "$here/judged/inspector.sh"
+judge_client inspector-http http -- "$here/judged/inspector.sh"
 
 step "mcp-conformance observe: real clients through two observers in a row, in front of real servers"
 # The outer observer sees the traffic without the inner one; the inner sees it after the outer
@@ -267,23 +257,7 @@ harness() { # name, [harness options ...] --, command...: the generic profile, w
   (cd "$work" && "$HARNESS" --timeout 3 --jobs "$jobs" --format json "${opts[@]}" -- "$@") \
     > "$out/harness-$name.json" 2> "$out/harness-$name.stderr" || rc=$?
   $harness_only && return
-  "$PY" - "$out/harness-$name.json" "$name" "$rc" <<'PY'
-import json, sys
-path, name, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
-t = json.load(open(path))["targets"][0]
-s = t["summary"]
-print(f"{'PASS' if rc == 0 else 'FAIL'} {name} ({(t['serverInfo'] or {}).get('version', '?')}): "
-      f"{s['pass']} pass, {s['fail']} fail, {s['expectedFail']} expected fail, {s['warn']} warn, "
-      f"{s['info']} info, {s['skip']} skip, {s['blocked']} blocked; "
-      f"{t['starts']['count']} starts, {t['durationMs'] / 1000:.1f}s")
-for c in t["checks"]:
-    if c["status"] == "FAIL" and not c["expectedFailure"]:
-        print(f"  new failure: {c['id']}: {c['actual']}")
-for stale in t["staleExpectedFailures"]:
-    print(f"  now passes (remove it from baselines/{name}.txt): {stale}")
-if t["startError"]:
-    print(f"  could not start: {t['startError']}")
-PY
+  "$PY" "$here/summary.py" "$out/harness-$name.json" "$name" "$rc" "baselines/$name.txt"
   [ "$rc" -eq 0 ] || failures+=("harness against $name")
 }
 M="$here/node_modules"

@@ -110,8 +110,7 @@ async fn relay(socket: &Path) -> u8 {
             chunk = stdin.recv() => {
                 let Some((chunk, t)) = chunk else {
                     let _ = send(&mut to_harness, &Report::Eof(true), None).await;
-                    let _ = send(&mut to_harness, &Report::Exit(0), None).await;
-                    return 0;
+                    return exit_after_eof(&mut signals, &mut to_harness).await;
                 };
                 let b64 = base64::engine::general_purpose::STANDARD.encode(&chunk);
                 if send(&mut to_harness, &Report::Stdin(b64), Some(t)).await.is_err() {
@@ -141,6 +140,25 @@ async fn relay(socket: &Path) -> u8 {
             }
         }
     }
+}
+
+/// How long the relay takes to exit once its stdin has closed, as a server finishing its work
+/// would: a client that waits for the exit (lifecycle.mdx, Shutdown) sends no signal in that
+/// time; one that signals or kills at once is seen doing so, whatever the scheduling.
+const EXIT_AFTER_EOF: Duration = Duration::from_millis(250);
+
+/// After stdin closed: exits 0 once [`EXIT_AFTER_EOF`] has passed, or at a signal that comes
+/// first (reported, exit 128 + its number).
+async fn exit_after_eof(signals: &mut Stops, to_harness: &mut OwnedWriteHalf) -> u8 {
+    let code = match tokio::time::timeout(EXIT_AFTER_EOF, signals.next()).await {
+        Ok(got) => {
+            let _ = send(to_harness, &Report::Signal(got.name().to_owned()), None).await;
+            i32::from(got.exit_code())
+        }
+        Err(_) => 0,
+    };
+    let _ = send(to_harness, &Report::Exit(code), None).await;
+    u8::try_from(code).unwrap_or(1)
 }
 
 /// How long, after a signal, stdin is still read: what the client wrote before signalling is
