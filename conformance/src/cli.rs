@@ -31,7 +31,7 @@ use mcp_protocol::Framing;
 #[command(
     name = "mcp-conformance",
     version,
-    after_help = "Judging a client: mcp-conformance client [OPTIONS] -- CLIENT_COMMAND (see mcp-conformance client --help)\nBenchmarks: mcp-bench [OPTIONS] [-- COMMAND...], or mcp-bench --url URL for Streamable HTTP (see mcp-bench --help)"
+    after_help = "Judging a client: mcp-conformance client [OPTIONS] -- CLIENT_COMMAND (see mcp-conformance client --help)\nWatching a host use a server: mcp-conformance observe [--report FILE] -- SERVER_COMMAND (see mcp-conformance observe --help)\nBenchmarks: mcp-bench [OPTIONS] [-- COMMAND...], or mcp-bench --url URL for Streamable HTTP (see mcp-bench --help)"
 )]
 struct Cli {
     /// The server command and its arguments (after `--`); with --url, the command that starts
