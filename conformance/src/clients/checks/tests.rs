@@ -458,7 +458,7 @@ fn stdio_framing_and_shutdown() {
         Some(ScenarioId::Initialize),
     );
     assert!(
-        matches!(&o, Outcome::Fail { actual, .. } if actual.starts_with("SIGKILL right after")),
+        matches!(&o, Outcome::Fail { actual, .. } if actual.starts_with("SIGKILL without closing")),
         "{o:?}"
     );
     let exited = T::new(Wire::Stdio)
@@ -472,7 +472,7 @@ fn stdio_framing_and_shutdown() {
         .push(What::Signal(Signal::Term));
     let o = judge(id::STDIO_SHUTDOWN, &hasty, Some(ScenarioId::Initialize));
     assert!(
-        matches!(&o, Outcome::Fail { actual, .. } if actual.contains("without waiting")),
+        matches!(&o, Outcome::Fail { actual, .. } if actual.contains("without closing stdin and waiting")),
         "{o:?}"
     );
     // Observing a real server, which may take its time to exit, that is the spec's next step.
