@@ -247,7 +247,9 @@ fn unsupported_version_disconnect(s: &Session<'_>) -> Outcome {
         .skip(answered_at)
         .find(|(_, e)| ends_session(&e.what))
         .map_or(usize::MAX, |(i, _)| i);
-    let later: Vec<&str> = t
+    // What was sent, each kind once and sorted: the order of a client's concurrent messages
+    // is scheduling, not conduct.
+    let later: std::collections::BTreeSet<&str> = t
         .from(Side::Client)
         .filter(|(i, _)| *i > answered_at && *i < end)
         .take_while(|(_, m)| m.method() != Some("initialize"))
@@ -257,7 +259,7 @@ fn unsupported_version_disconnect(s: &Session<'_>) -> Outcome {
     if !later.is_empty() {
         return Outcome::fail(
             format!("no further messages after a {UNSUPPORTED_VERSION} result"),
-            format!("sent {}", later.join(", ")),
+            format!("sent {}", later.into_iter().collect::<Vec<_>>().join(", ")),
         );
     }
     if ended_by_client(t) {
