@@ -19,8 +19,9 @@ use clap::{Parser, ValueEnum};
 use futures::StreamExt;
 use mcp_protocol::Framing;
 
-/// Tests a stdio MCP server against the spec: handshake, JSON-RPC errors, tools, framing, and
-/// the stateless 2026-07-28 era (era detection, server/discover, per-request _meta).
+/// Tests an MCP server against the spec, over stdio or Streamable HTTP (--url): handshake,
+/// JSON-RPC errors, tools, resources, prompts, logging, completions, framing, HTTP transport
+/// rules, and the stateless 2026-07-28 era (era detection, server/discover, per-request _meta).
 ///
 /// With no target it tests the bundled mcp-echo-server. Exit codes: 0 all checks passed,
 /// 1 a check failed, 2 usage error, 3 a target could not be started (with --url: also its

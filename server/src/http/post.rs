@@ -186,7 +186,7 @@ fn not_acceptable(id: mcp_protocol::RequestId) -> Response {
 }
 
 const NOT_ACCEPTABLE: &str =
-    "Not Acceptable: Accept must list application/json and text/event-stream";
+    "Not Acceptable: Accept must list application/json or text/event-stream (clients should list both)";
 
 /// A 2026-07-28 request: mirrored headers checked against the body, then served by a core of
 /// its own (no handshake; with diagnostic tools the server's listen streams and tool list
