@@ -149,13 +149,15 @@ async fn nothing_to_test(
             }
         }
     }
-    if status.is_none() {
+    // What it wrote on stdout, whether it is still running or not: a server that prints a
+    // banner or a log line instead of answering says so there.
+    {
         let lines = legacy.inbox().garbage_total() + legacy.inbox().received_total();
         if lines == 0 {
             text.push_str(". stdout: nothing");
         } else {
             let sample: Vec<String> = legacy
-                .first_lines(STDOUT_SHOWN)
+                .first_lines(STDOUT_SHOWN.min(lines))
                 .iter()
                 .map(|line| format!("{line:?}"))
                 .collect();

@@ -161,11 +161,15 @@ pub fn command_label(program: &str, args: &[String]) -> String {
         .chain(args.iter().map(String::as_str))
         .collect();
     let mut i = 0;
+    let mut interpreter = None;
     while i < words.len() {
         let word = words[i];
         let base = word.rsplit('/').next().unwrap_or(word);
         let launcher = LAUNCHERS.contains(&base) || base.starts_with("python3.");
         if launcher || word.contains('=') && !word.starts_with('-') {
+            if launcher {
+                interpreter = Some(base);
+            }
             i += 1;
             continue;
         }
@@ -186,6 +190,11 @@ pub fn command_label(program: &str, args: &[String]) -> String {
             continue;
         }
         if word.starts_with('-') {
+            // `python3 -c 'code'`, `node -e 'code'`: inline code has no name; the
+            // interpreter is the name.
+            if let (Some(interpreter), "-c" | "-e" | "--eval") = (interpreter, word) {
+                return interpreter.to_owned();
+            }
             // `python3 -m module`: the module is the name.
             if matches!(word, "-m" | "--from" | "--package" | "-p") {
                 if let Some(next) = words.get(i + 1) {
@@ -389,6 +398,10 @@ mod tests {
         assert_eq!(name("python3 -m mcp_server_fetch"), "mcp_server_fetch");
         assert_eq!(name("uvx mcp-server-git --repository ."), "mcp-server-git");
         assert_eq!(name("uv run --with mcp server.py"), "server.py");
+        let inline = vec!["-c".to_owned(), "print(1)".to_owned()];
+        assert_eq!(command_label("python3", &inline), "python3");
+        let inline = vec!["-e".to_owned(), "x()".to_owned()];
+        assert_eq!(command_label("/usr/bin/node", &inline), "node");
         assert_eq!(
             name("/usr/local/bin/mcp-echo-server --log-level debug"),
             "mcp-echo-server"

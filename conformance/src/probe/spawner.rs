@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::transport::StdioConn;
+use mcp_client::ClientError;
 
 use crate::transport::{Conn, HttpConn};
 
@@ -72,7 +73,11 @@ impl Spawner {
                 )
                 .map_err(|e| ProbeError::Spawn {
                     command: self.target.display(),
-                    reason: e.to_string(),
+                    // The client's error names the program again: only its reason here.
+                    reason: match e {
+                        ClientError::Spawn { reason, .. } => reason,
+                        other => other.to_string(),
+                    },
                 })?,
             ),
         };
