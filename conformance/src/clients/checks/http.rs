@@ -2,6 +2,8 @@
 //! (2025-11-25 `basic/transports.mdx`, Streamable HTTP; 2026-07-28
 //! `basic/transports/streamable-http.mdx`).
 
+use std::collections::HashMap;
+
 use mcp_protocol::mcp::modern::META_PROTOCOL_VERSION;
 use mcp_protocol::mcp::ProtocolVersion;
 use serde_json::Value;
@@ -76,17 +78,35 @@ pub(super) fn checks() -> Vec<ClientCheck> {
 
 /// The client's POSTs, each with the message it carried (the first of a batch).
 fn posts(t: &Timeline) -> Vec<(usize, &Exchange, Option<&Message>)> {
+    let bodies = Bodies::of(t);
     t.exchanges()
         .filter(|(_, x)| x.method == "POST")
-        .map(|(i, x)| (i, x, carried(t, i)))
+        .map(|(i, x)| (i, x, bodies.get(i)))
         .collect()
 }
 
-/// The (first) client message the exchange at event `i` carried.
-fn carried(t: &Timeline, i: usize) -> Option<&Message> {
-    t.from(Side::Client)
-        .find(|(_, m)| m.exchange == Some(i))
-        .map(|(_, m)| m)
+/// The (first) client message each exchange carried, by the exchange's event index: made once
+/// per judgement, so a lookup does not scan the timeline (an observed session can be long).
+struct Bodies<'a>(HashMap<usize, &'a Message>);
+
+impl<'a> Bodies<'a> {
+    fn of(t: &'a Timeline) -> Bodies<'a> {
+        let mut bodies = HashMap::new();
+        for (_, m) in t.from(Side::Client) {
+            if let Some(exchange) = m.exchange {
+                bodies.entry(exchange).or_insert(m);
+            }
+        }
+        Bodies(bodies)
+    }
+
+    fn get(&self, exchange: usize) -> Option<&'a Message> {
+        self.0.get(&exchange).copied()
+    }
+
+    fn method(&self, exchange: usize) -> Option<&'a str> {
+        self.get(exchange).and_then(Message::method)
+    }
 }
 
 fn describe(x: &Exchange, m: Option<&Message>) -> String {
@@ -123,10 +143,11 @@ fn meta_version(m: &Message) -> Option<&str> {
 
 fn protocol_version_header(s: &Session<'_>) -> Outcome {
     let t = s.timeline;
+    let bodies = Bodies::of(t);
     let mut after_initialize = false;
     let mut judged = 0;
     for (i, x) in t.exchanges() {
-        let message = carried(t, i);
+        let message = bodies.get(i);
         let header = x.header("mcp-protocol-version");
         let modern = message.and_then(meta_version);
         let is_initialize = message.and_then(Message::method) == Some("initialize");
@@ -185,10 +206,11 @@ fn session_id(s: &Session<'_>) -> Outcome {
     let Some((at, session)) = returned_session(t, 0) else {
         return Outcome::Skip("the server returned no Mcp-Session-Id".into());
     };
+    let bodies = Bodies::of(t);
     let mut judged = 0;
     for (i, x) in t.exchanges().filter(|(i, _)| *i > at) {
         let sent = x.header("mcp-session-id");
-        if sent.is_none() && x.method == "POST" && is_initialize_exchange(t, i) {
+        if sent.is_none() && x.method == "POST" && bodies.method(i) == Some("initialize") {
             break; // a new session (after a 404): its own id follows
         }
         judged += 1;
@@ -208,10 +230,6 @@ fn session_id(s: &Session<'_>) -> Outcome {
     Outcome::pass(format!("{judged} later requests carried {session}"))
 }
 
-fn is_initialize_exchange(t: &Timeline, i: usize) -> bool {
-    carried(t, i).and_then(Message::method) == Some("initialize")
-}
-
 fn session_expired(s: &Session<'_>) -> Outcome {
     let t = s.timeline;
     let expired = t
@@ -220,24 +238,25 @@ fn session_expired(s: &Session<'_>) -> Outcome {
     let Some((at, _)) = expired else {
         return Outcome::Skip("no request with a session id got 404".into());
     };
+    let bodies = Bodies::of(t);
     // A dual-era client may probe again (server/discover, no session id) before initialize.
     let next = t.exchanges().find(|(i, x)| {
         *i > at
             && x.method == "POST"
-            && !(carried(t, *i).and_then(Message::method) == Some("server/discover")
+            && !(bodies.method(*i) == Some("server/discover")
                 && x.header("mcp-session-id").is_none())
     });
     match next {
-        Some((i, x)) if is_initialize_exchange(t, i) && x.header("mcp-session-id").is_none() => {
+        Some((i, x))
+            if bodies.method(i) == Some("initialize") && x.header("mcp-session-id").is_none() =>
+        {
             Outcome::pass("a new initialize without a session id followed the 404")
         }
         Some((i, x)) => Outcome::fail(
             "a new initialize without a session id after the 404",
             format!(
                 "next POST: {}, Mcp-Session-Id {:?}",
-                carried(t, i)
-                    .and_then(Message::method)
-                    .unwrap_or("not a request"),
+                bodies.method(i).unwrap_or("not a request"),
                 x.header("mcp-session-id")
             ),
         ),
