@@ -133,6 +133,9 @@ pub struct CheckInfo {
     /// the session it runs in; the report's coverage counts it there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capability: Option<String>,
+    /// The harness version that added it: under an older `--check-set` it is skipped.
+    #[serde(default)]
+    pub since: crate::checkset::Version,
 }
 
 /// Which transports a check exists on.
@@ -184,6 +187,7 @@ impl CheckInfo {
             shares: String::new(),
             transport: Transport::Any,
             capability: None,
+            since: crate::checkset::Version::FIRST,
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::catalog::Check;
 use crate::check::{Profile, RunsIn, TargetReport};
 use crate::config::{ClientCapability, Progress, RunConfig};
-use crate::entry::Outputs;
+use crate::entry::ReportArgs;
 use crate::runner::run_target;
 use crate::select::{select, ExpectedFailures};
 use crate::target::{bundled_server, from_config, parse_env, Target};
@@ -138,32 +138,14 @@ struct Cli {
     #[arg(long, value_enum)]
     profile: Option<ProfileArg>,
 
-    /// Report format on stdout.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    format: FormatArg,
-
-    /// Also write a JUnit XML report.
-    #[arg(long, value_name = "FILE")]
-    junit: Option<PathBuf>,
-
-    /// Write every check's frames and the server's stderr as JSON lines under DIR.
-    #[arg(long, value_name = "DIR")]
-    transcript: Option<PathBuf>,
-
-    /// Checks listed here (one id per line, `NAME:` before it for one server) do not fail the
-    /// run; a listed check that passes is stale and does.
-    #[arg(long, value_name = "FILE")]
-    expected_failures: Option<PathBuf>,
+    #[command(flatten)]
+    report: ReportArgs,
 
     /// Extra scenarios (JSON) to run, or sessions `mcp-conformance observe --transcript`
     /// recorded (`.jsonl`: replayed, each request must get the kind of answer it got then);
     /// repeatable.
     #[arg(long, value_name = "FILE")]
     scenario_file: Vec<PathBuf>,
-
-    /// Show details of passing checks too.
-    #[arg(long, short)]
-    verbose: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -184,12 +166,6 @@ enum ClientCapabilityArg {
     Roots,
     Sampling,
     Elicitation,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-enum FormatArg {
-    Text,
-    Json,
 }
 
 const USAGE: u8 = 2;
@@ -259,7 +235,7 @@ async fn run(cli: Cli) -> u8 {
     }
     let prepared = check_waits(&cli).and_then(|()| {
         let targets = targets(&cli)?;
-        let expected = match &cli.expected_failures {
+        let expected = match &cli.report.expected_failures {
             Some(path) => ExpectedFailures::load(path, &checks).map_err(Usage::new)?,
             None => ExpectedFailures::default(),
         };
@@ -291,7 +267,7 @@ async fn run(cli: Cli) -> u8 {
         .buffered(cli.concurrency.max(1))
         .collect()
         .await;
-    if let Err(code) = write_reports(&cli, &reports) {
+    if let Err(code) = crate::entry::write_reports(&cli.report, &reports) {
         return code;
     }
     exit_code(&reports)
@@ -453,6 +429,7 @@ fn base_config(cli: &Cli, targets: &[Target]) -> RunConfig {
             .collect(),
         only: cli.only.clone(),
         skip: cli.skip.clone(),
+        check_set: cli.report.check_set,
         jobs: cli.jobs.max(1),
         progress: if cli.quiet {
             Progress::Off
@@ -462,21 +439,9 @@ fn base_config(cli: &Cli, targets: &[Target]) -> RunConfig {
             Progress::Lines
         },
         name_in_progress: several,
-        whole_transcripts: cli.transcript.is_some(),
+        whole_transcripts: cli.report.transcript.is_some(),
         ..RunConfig::default()
     }
-}
-
-/// The report on stdout, and the JUnit and transcript files asked for; `Err`: the exit code
-/// of a file that could not be written.
-fn write_reports(cli: &Cli, reports: &[TargetReport]) -> Result<(), u8> {
-    let out = Outputs {
-        json: cli.format == FormatArg::Json,
-        verbose: cli.verbose,
-        junit: cli.junit.as_deref(),
-        transcript: cli.transcript.as_deref(),
-    };
-    crate::entry::write_reports(out, reports)
 }
 
 /// 3 if a target could not be started, 1 if a check failed, else 0.

@@ -39,6 +39,8 @@ pub struct RunConfig {
     pub max_message_bytes: usize,
     pub only: Vec<String>,
     pub skip: Vec<String>,
+    /// `--check-set`: checks added after this version are skipped.
+    pub check_set: Option<crate::checkset::Version>,
     /// Checks (or shared sessions) run at once against one target.
     pub jobs: usize,
     pub progress: Progress,
@@ -63,6 +65,7 @@ impl Default for RunConfig {
             max_message_bytes: 64 * 1024 * 1024,
             only: Vec::new(),
             skip: Vec::new(),
+            check_set: None,
             jobs: 1,
             progress: Progress::Off,
             whole_transcripts: false,

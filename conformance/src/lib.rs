@@ -26,6 +26,7 @@ mod capability;
 mod catalog;
 mod check;
 mod checks;
+mod checkset;
 pub mod cli;
 mod clients;
 mod config;

@@ -14,9 +14,8 @@ use super::process::ClientCommand;
 use super::run::{run_all, RunError, ScenarioRun, Settings};
 use super::scenario::ScenarioId;
 use super::timeline::Wire;
-use crate::check::{Profile, Starts, Status, TargetReport};
-use crate::entry::Outputs;
-use crate::report::{json, junit};
+use crate::check::{Outcome, Profile, Starts, Status, TargetReport};
+use crate::entry::{Format, ReportArgs};
 use crate::select::id_matches;
 use crate::target::parse_env;
 
@@ -60,23 +59,8 @@ struct ClientCli {
     #[arg(long, value_enum, default_value_t = ProfileArg::Generic)]
     profile: ProfileArg,
 
-    /// Report format on stdout.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    format: FormatArg,
-
-    /// Also write a JUnit XML report.
-    #[arg(long, value_name = "FILE")]
-    junit: Option<PathBuf>,
-
-    /// Write every check's deciding session (messages, HTTP requests, stdin, signals, exits)
-    /// and the client's stderr as JSON lines under DIR.
-    #[arg(long, value_name = "DIR")]
-    transcript: Option<PathBuf>,
-
-    /// Checks listed here (one id per line, `#` comments) do not fail the run; a listed check
-    /// that passes is stale and does.
-    #[arg(long, value_name = "FILE")]
-    expected_failures: Option<PathBuf>,
+    #[command(flatten)]
+    report: ReportArgs,
 
     /// Seconds one scenario may take; a client still running then is stopped.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
@@ -97,10 +81,6 @@ struct ClientCli {
     /// The client's working directory.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
-
-    /// Show details of passing checks too.
-    #[arg(long, short)]
-    verbose: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -113,12 +93,6 @@ enum TransportArg {
 enum ProfileArg {
     Generic,
     Strict,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-enum FormatArg {
-    Text,
-    Json,
 }
 
 const USAGE: u8 = 2;
@@ -188,7 +162,7 @@ async fn run(cli: ClientCli) -> u8 {
         return not_started(&cli, &plan, why, started.elapsed());
     }
     let report = report(&cli, &plan, &runs, started.elapsed());
-    if let Err(code) = write_reports(&cli, &report) {
+    if let Err(code) = crate::entry::write_reports(&cli.report, std::slice::from_ref(&report)) {
         return code;
     }
     u8::from(report.failed())
@@ -221,7 +195,7 @@ fn plan(cli: &ClientCli, all: Vec<ClientCheck>) -> Result<Plan, Usage> {
             "no client check matches --only/--skip (see mcp-conformance client --list)".to_owned(),
         ));
     }
-    let expected = match &cli.expected_failures {
+    let expected = match &cli.report.expected_failures {
         Some(path) => expected_failures(path)?,
         None => Vec::new(),
     };
@@ -387,19 +361,11 @@ fn not_started(cli: &ClientCli, plan: &Plan, why: String, took: Duration) -> u8 
     report.results.clear();
     report.eras.clear();
     report.start_error = Some(why);
-    if cli.format == FormatArg::Json {
-        if let Ok(s) = serde_json::to_string_pretty(&json::render(std::slice::from_ref(&report))) {
-            println!("{s}");
-        }
+    if cli.report.format != Format::Text {
+        crate::entry::print_report(&cli.report, std::slice::from_ref(&report));
     }
-    if let Some(path) = &cli.junit {
-        if let Err(e) = std::fs::write(path, junit::render(std::slice::from_ref(&report))) {
-            eprintln!(
-                "mcp-conformance client: cannot write {}: {e}",
-                path.display()
-            );
-        }
-    }
+    // A file that cannot be written is reported on stderr; the exit code stays 3.
+    let _ = crate::entry::write_files(&cli.report, std::slice::from_ref(&report));
     START
 }
 
@@ -422,7 +388,12 @@ fn report(cli: &ClientCli, plan: &Plan, runs: &[ScenarioRun], took: Duration) ->
         .iter()
         .map(|check| {
             let mut r = judge::result(check, &sessions, plan.wire, profile);
-            if cli.transcript.is_some() {
+            if let Some(why) = crate::checkset::left_out(r.info.since, cli.report.check_set) {
+                r.status = Status::Skip;
+                r.outcome = Outcome::Skip(why);
+                r.transcript.clear();
+            }
+            if cli.report.transcript.is_some() {
                 r.whole_transcript = r.transcript.clone();
             }
             if let Some(run) = deciding(runs, r.outcome.text()) {
@@ -470,15 +441,4 @@ fn report(cli: &ClientCli, plan: &Plan, runs: &[ScenarioRun], took: Duration) ->
 fn deciding<'a>(runs: &'a [ScenarioRun], text: &str) -> Option<&'a ScenarioRun> {
     let name = text.strip_prefix('[')?.split(']').next()?;
     runs.iter().find(|r| r.scenario.name() == name)
-}
-
-/// The report on stdout, and the JUnit and transcript files asked for.
-fn write_reports(cli: &ClientCli, report: &TargetReport) -> Result<(), u8> {
-    let out = Outputs {
-        json: cli.format == FormatArg::Json,
-        verbose: cli.verbose,
-        junit: cli.junit.as_deref(),
-        transcript: cli.transcript.as_deref(),
-    };
-    crate::entry::write_reports(out, std::slice::from_ref(report))
 }

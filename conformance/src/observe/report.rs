@@ -176,7 +176,10 @@ fn eras(t: &Timeline) -> Vec<String> {
 
 /// Writes the JSON report to `path` atomically: `path.tmp`, then a rename over `path`.
 pub(crate) fn write_json(path: &Path, report: &TargetReport) -> std::io::Result<()> {
-    let doc = json::render(std::slice::from_ref(report));
+    let doc = json::render(
+        std::slice::from_ref(report),
+        crate::checkset::Version::current(),
+    );
     let bytes = serde_json::to_vec_pretty(&doc).map_err(std::io::Error::from)?;
     let tmp = tmp_path(path);
     std::fs::write(&tmp, bytes)?;

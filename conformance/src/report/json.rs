@@ -10,6 +10,7 @@
 //! {
 //!   "schema": "mcp-conformance/report/v1",
 //!   "tool": { "name": "mcp-conformance", "version": "0.1.0" },
+//!   "checkSet": "0.1.0",
 //!   "targets": [
 //!     {
 //!       "name": "echo",
@@ -34,6 +35,7 @@
 //!         {
 //!           "id": "lifecycle.ping-before-initialize",
 //!           "level": "MUST",
+//!           "since": "0.1.0",
 //!           "area": "lifecycle",
 //!           "description": "…",
 //!           "spec": "…",
@@ -58,6 +60,7 @@
 //! Top level:
 //! - `schema` (string): always `"mcp-conformance/report/v1"` for this layout.
 //! - `tool` (object): `name` (`"mcp-conformance"`) and `version` of the harness that wrote it.
+//! - `checkSet` (string): the check set the run used: `--check-set`, else the harness version.
 //! - `targets` (array): one object per server tested, in the order they were given.
 //! - `failed` (bool): true if any target's `failed` is true; the run's exit code is then not 0.
 //!
@@ -119,6 +122,7 @@
 //! A check:
 //! - `id` (string): the stable check id, `area.name`.
 //! - `level` (string): `"MUST"`, `"SHOULD"` or `"INFO"`.
+//! - `since` (string): the harness version that added the check (see `--check-set`).
 //! - `area` (string): the part of `id` before the first dot.
 //! - `description` (string): one line, what the server must do.
 //! - `spec` (string): the spec page and section (or JSON-RPC 2.0 section) it comes from.
@@ -156,16 +160,18 @@ use serde_json::{json, Value};
 
 use super::{direction_name, millis, round_ms, target_failed, Counts};
 use crate::check::{CheckResult, Outcome, TargetReport};
+use crate::checkset::Version;
 use crate::mismatch::Finding;
 
 /// The `schema` value of this layout.
 pub const SCHEMA: &str = "mcp-conformance/report/v1";
 
 /// The report for all targets, as one JSON document.
-pub fn render(reports: &[TargetReport]) -> Value {
+pub fn render(reports: &[TargetReport], check_set: Version) -> Value {
     json!({
         "schema": SCHEMA,
         "tool": {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")},
+        "checkSet": check_set.to_string(),
         "targets": reports.iter().map(target).collect::<Vec<_>>(),
         "failed": super::any_failed(reports),
     })
@@ -225,6 +231,7 @@ fn check(r: &CheckResult) -> Value {
     json!({
         "id": r.info.id,
         "level": r.info.level.to_string(),
+        "since": r.info.since.to_string(),
         "area": r.info.area(),
         "description": r.info.description,
         "spec": r.info.spec,
@@ -275,12 +282,13 @@ mod tests {
 
     #[test]
     fn top_level_keys() {
-        let v = render(&[]);
+        let v = render(&[], Version::FIRST);
         assert_eq!(
             v,
             json!({
                 "schema": "mcp-conformance/report/v1",
                 "tool": {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")},
+                "checkSet": "0.1.0",
                 "targets": [],
                 "failed": false,
             })
@@ -289,7 +297,7 @@ mod tests {
 
     #[test]
     fn full_target_exact() {
-        let v = render(&[sample()]);
+        let v = render(&[sample()], Version::FIRST);
         let expected = json!({
             "schema": "mcp-conformance/report/v1",
             "tool": {"name": "mcp-conformance", "version": env!("CARGO_PKG_VERSION")},
@@ -379,6 +387,7 @@ mod tests {
         });
         // Set apart: more keys in the literal above exceed json!'s recursion limit.
         let mut expected = expected;
+        expected["checkSet"] = json!("0.1.0");
         expected["targets"][0]["eras"] = json!(["legacy"]);
         expected["targets"][0]["starts"] = json!({"count": 0, "answered": 0, "firstMs": null,
             "medianMs": null, "slowestMs": null});
@@ -387,13 +396,14 @@ mod tests {
         for check in expected["targets"][0]["checks"].as_array_mut().unwrap() {
             check["blockedBy"] = Value::Null;
             check["brokeSession"] = Value::Null;
+            check["since"] = json!("0.1.0");
         }
         assert_eq!(v, expected, "got:\n{v:#}");
     }
 
     #[test]
     fn start_error_and_skipped() {
-        let v = render(&[start_error(), skipped()]);
+        let v = render(&[start_error(), skipped()], Version::FIRST);
         assert_eq!(v["failed"], json!(true));
         let broken = &v["targets"][0];
         assert_eq!(
@@ -417,18 +427,23 @@ mod tests {
             json!({"pass": 0, "fail": 0, "warn": 0, "info": 0, "skip": 0, "expectedFail": 0,
                 "blocked": 0, "notApplicable": 0})
         );
-        assert!(!render(&[skipped()])["failed"].as_bool().unwrap_or(true));
+        assert!(!render(&[skipped()], Version::FIRST)["failed"]
+            .as_bool()
+            .unwrap_or(true));
     }
 
     #[test]
     fn keys_are_exactly_the_schema() {
-        let v = render(&[sample()]);
+        let v = render(&[sample()], Version::FIRST);
         let keys = |v: &Value| -> Vec<String> {
             let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
             k.sort();
             k
         };
-        assert_eq!(keys(&v), ["failed", "schema", "targets", "tool"]);
+        assert_eq!(
+            keys(&v),
+            ["checkSet", "failed", "schema", "targets", "tool"]
+        );
         assert_eq!(
             keys(&v["targets"][0]),
             [
@@ -464,6 +479,7 @@ mod tests {
                 "expectedFailure",
                 "id",
                 "level",
+                "since",
                 "spec",
                 "status",
                 "stderr",

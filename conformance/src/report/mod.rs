@@ -1,11 +1,13 @@
 //! Report writers: a human-readable text report, a JSON document with a stable schema, JUnit
-//! XML for CI systems, and per-check transcript files for debugging.
+//! XML for CI systems, a Markdown summary for CI job pages, and per-check transcript files
+//! for debugging.
 //!
 //! All of them read the same [`TargetReport`]s; the helpers here keep them agreeing on counts,
 //! area order and what "failed" means.
 
 pub mod json;
 pub mod junit;
+pub mod markdown;
 pub mod text;
 pub mod transcript;
 
@@ -88,6 +90,35 @@ pub fn target_failed(report: &TargetReport) -> bool {
 /// Whether any target did not pass.
 pub fn any_failed(reports: &[TargetReport]) -> bool {
     reports.iter().any(target_failed)
+}
+
+/// The checks that made a target fail or warn, by id, one kind per line (`failed: a, b`,
+/// `warnings: c`, `stale expected failures: d`); empty when there are none.
+pub fn named_failures(report: &TargetReport) -> String {
+    let ids = |status: Status| -> Vec<&str> {
+        report
+            .results
+            .iter()
+            .filter(|r| r.status == status && !r.expected_failure)
+            .map(|r| r.info.id.as_str())
+            .collect()
+    };
+    let stale: Vec<&str> = report
+        .stale_expected_failures
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let mut lines = String::new();
+    for (what, ids) in [
+        ("failed", ids(Status::Fail)),
+        ("warnings", ids(Status::Warn)),
+        ("stale expected failures", stale),
+    ] {
+        if !ids.is_empty() {
+            lines.push_str(&format!("{what}: {}\n", ids.join(", ")));
+        }
+    }
+    lines
 }
 
 /// The distinct areas of a target's results, in report order.

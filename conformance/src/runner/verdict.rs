@@ -46,10 +46,10 @@ fn effective_info(check: &Check, profile: Profile) -> CheckInfo {
     info
 }
 
-/// The result of a check that is not run: it does not exist on the target's transport, it
-/// does not apply to the server's eras, or the start-up's replies could not be read (every
-/// check but the ones that judge the start-up is then blocked, none skipped: the eras are
-/// unknown).
+/// The result of a check that is not run: it is newer than the pinned check set, it does not
+/// exist on the target's transport, it does not apply to the server's eras, or the start-up's
+/// replies could not be read (every check but the ones that judge the start-up is then
+/// blocked, none skipped: the eras are unknown).
 pub(super) fn before_running(
     check: &Check,
     config: &RunConfig,
@@ -57,6 +57,9 @@ pub(super) fn before_running(
     era: &EraReport,
     findings: &Findings,
 ) -> Option<CheckResult> {
+    if let Some(why) = crate::checkset::left_out(check.info.since, config.check_set) {
+        return Some(decided(check, config, Outcome::Skip(why), None));
+    }
     if let Some(why) = check.info.transport.not_applicable(http) {
         let outcome = Outcome::NotApplicable(why.to_owned());
         return Some(decided(check, config, outcome, None));
@@ -192,6 +195,53 @@ pub(super) fn apply_expected(
                 report.stale_expected_failures.push(result.info.id.clone())
             }
             _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Status;
+    use crate::checkset::Version;
+
+    /// Under a pin, a check added later is skipped and says why; without one, or pinned at
+    /// its version, it is not.
+    #[test]
+    fn a_check_newer_than_the_pinned_set_is_skipped() {
+        let mut check = crate::checks::builtin()
+            .expect("the built-in checks")
+            .into_iter()
+            .find(|c| c.info.id == crate::ids::LIFECYCLE_PING)
+            .expect("lifecycle.ping");
+        check.info.since = "0.2.0".parse().expect("a version");
+        let era = EraReport::default();
+        let findings = Findings::default();
+        let decide = |pin: Option<&str>| {
+            let config = RunConfig {
+                check_set: pin.map(|p| p.parse::<Version>().expect("a version")),
+                ..RunConfig::default()
+            };
+            before_running(&check, &config, false, &era, &findings)
+        };
+        let skipped = decide(Some("0.1.0")).expect("skipped under 0.1.0");
+        assert_eq!(skipped.status, Status::Skip);
+        assert_eq!(
+            skipped.outcome,
+            Outcome::Skip(
+                "added in 0.2.0, after the pinned check set 0.1.0: move --check-set to 0.2.0 or \
+                 later to run it"
+                    .to_owned()
+            )
+        );
+        for pin in [None, Some("0.2.0")] {
+            let ran = decide(pin);
+            assert!(
+                ran.as_ref().is_none_or(
+                    |r| r.status != Status::Skip || !r.outcome.text().contains("pinned")
+                ),
+                "{pin:?}: {ran:?}"
+            );
         }
     }
 }

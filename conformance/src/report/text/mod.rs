@@ -1,14 +1,18 @@
 //! The default, human-readable report.
 //!
-//! Per target: a header line, then the checks grouped by area, one line each
-//! (`  PASS  lifecycle.ping-before-initialize  (MUST)  description`). FAIL and WARN lines are
-//! followed by what was expected, what came back, the spec reference, the last frames exchanged
-//! and the last stderr lines; an INFO line by its observation and a SKIP line by its reason.
-//! The report ends with a summary line per target and an overall verdict.
+//! Per target: a header line, the root causes, then what needs attention in full: FAIL, WARN
+//! and BLOCKED checks by area, each followed by what was expected, what came back, the spec
+//! reference, the last frames exchanged and the last stderr lines. Everything else is read at
+//! a glance ([`glance`]): one line per area with its counts, one line per reason checks were
+//! not applicable. `--verbose` lists every check by area instead, one line each, with the
+//! observation of an INFO check and the reason of a SKIP. The report ends with a summary line
+//! per target, naming its failing checks, and an overall verdict.
 //!
 //! Lines are wrapped to 100 columns where the text allows it (frames and stderr lines are cut
 //! instead). Everything that came from the server is made printable first, so a server cannot
 //! break the layout or send escape sequences to the terminal.
+
+mod glance;
 
 use std::fmt::Write as _;
 
@@ -142,11 +146,16 @@ fn target(out: &mut String, report: &TargetReport, opts: &TextOptions, paint: Pa
             &text,
         );
     }
-    for area in areas(report) {
-        let _ = writeln!(out, "\n{}", paint.style(BOLD, &one_line(area, LINE_CUT)));
-        for r in report.results.iter().filter(|r| r.info.area() == area) {
-            check(out, r, opts, paint);
+    if opts.verbose {
+        for area in areas(report) {
+            let _ = writeln!(out, "\n{}", paint.style(BOLD, &one_line(area, LINE_CUT)));
+            for r in report.results.iter().filter(|r| r.info.area() == area) {
+                check(out, r, opts, paint);
+            }
         }
+    } else {
+        glance::attention(out, report, opts, paint);
+        glance::counts(out, report, paint);
     }
     coverage(out, report, paint);
     if !report.stale_expected_failures.is_empty() {
@@ -348,8 +357,9 @@ fn check(out: &mut String, r: &CheckResult, opts: &TextOptions, paint: Paint) {
         &description,
     );
 
-    let needs_attention = matches!(r.status, Status::Fail | Status::Warn) && !r.expected_failure;
-    let full = opts.verbose || needs_attention;
+    // A blocked check's evidence is its root cause's, shown there.
+    let failed = matches!(r.status, Status::Fail | Status::Warn) && !r.expected_failure;
+    let full = opts.verbose || failed;
     match r.status {
         Status::Fail | Status::Warn if full => outcome(out, &r.outcome),
         Status::Info | Status::Skip | Status::NotApplicable => outcome(out, &r.outcome),
@@ -492,6 +502,9 @@ fn summary(out: &mut String, reports: &[TargetReport], paint: Paint) {
         let mut lines = String::new();
         push_wrapped(&mut lines, &format!("  {status}"), 9, 9, &text);
         out.push_str(&lines.replace(NBSP, " "));
+        for line in super::named_failures(report).lines() {
+            push_wrapped(out, "         ", 9, 11, &one_line(line, TEXT_CUT));
+        }
     }
     let verdict = if super::any_failed(reports) {
         paint.style(BOLD_RED, "FAIL")
@@ -644,9 +657,6 @@ mod tests {
         let expected = "\
 == demo: demo-server --stdio  [framing ndjson, profile generic, era legacy, server demo 1.2.3]
 
-lifecycle
-  PASS  lifecycle.ping-before-initialize  (MUST)  Description of lifecycle.ping-before-initialize
-
 jsonrpc
   FAIL  jsonrpc.unknown-method  (MUST)  Description of jsonrpc.unknown-method
         expected: error -32601
@@ -658,21 +668,18 @@ jsonrpc
         stderr:
           starting
 
-tools
-  FAIL (expected)  tools.list-shape  (MUST)  Description of tools.list-shape
-  SKIP  tools.call-shape  (MUST)  Description of tools.call-shape
-        skipped:  the server has no tools
-
 framing
   WARN  framing.stdin-eof-exit  (SHOULD)  Description of framing.stdin-eof-exit
         expected: exit within 2 s
         actual:   still running after 2 s
         spec:     Spec of framing.stdin-eof-exit
-  INFO  framing.stderr-volume  (INFO)  Description of framing.stderr-volume
-        observed: 12 lines, 345 bytes
 
-zeta
-  PASS  zeta.custom  (MUST)  Description of zeta.custom
+checks by area (--verbose lists each)
+  lifecycle     1 passed
+  jsonrpc       1 failed
+  tools         1 skipped, 1 expected failure (tools.list-shape)
+  framing       1 warning, 1 info
+  zeta          1 passed
 
 expected failures
   FAIL  lifecycle.second-initialize  stale expected failure: it no longer fails; remove it from the
@@ -681,6 +688,9 @@ expected failures
 Summary
   FAIL   demo (1.50s): 2 passed, 1 failed, 1 warning, 1 info, 1 skipped, 1 expected failure,
          1 stale expected failure
+         failed: jsonrpc.unknown-method
+         warnings: framing.stdin-eof-exit
+         stale expected failures: lifecycle.second-initialize
 Overall: FAIL (1 target: 0 passed, 1 failed)
 ";
         assert_eq!(text, expected, "got:\n{text}");
@@ -716,11 +726,9 @@ Overall: FAIL (2 targets: 0 passed, 0 failed, 1 not started, 1 skipped)
         let expected = "\
 == demo-server --stdio  [framing ndjson, profile generic, era legacy]
 
-lifecycle
-  PASS  lifecycle.ping-before-initialize  (MUST)  Description of lifecycle.ping-before-initialize
-
-zeta
-  PASS  zeta.custom  (MUST)  Description of zeta.custom
+checks by area (--verbose lists each)
+  lifecycle     1 passed
+  zeta          1 passed
 
 Summary
   PASS   demo-server --stdio (1.50s): 2 passed, 0 failed, 0 warnings, 0 info, 0 skipped
@@ -774,7 +782,7 @@ Overall: PASS (1 target: 1 passed, 0 failed)
     fn colors_when_enabled() {
         let opts = TextOptions {
             color: true,
-            verbose: false,
+            verbose: true,
         };
         let text = render(&[sample(), start_error(), skipped()], &opts);
         assert!(text.contains("  \x1b[32mPASS\x1b[0m  lifecycle.ping-before-initialize  (MUST)"));
@@ -797,9 +805,13 @@ Overall: PASS (1 target: 1 passed, 0 failed)
             .replace("\x1b[33m", "")
             .replace("\x1b[35m", "")
             .replace("\x1b[36m", "");
+        let plain_verbose = TextOptions {
+            verbose: true,
+            ..plain()
+        };
         assert_eq!(
             stripped,
-            render(&[sample(), start_error(), skipped()], &plain())
+            render(&[sample(), start_error(), skipped()], &plain_verbose)
         );
     }
 
@@ -922,19 +934,24 @@ root cause
   FAIL  framing.no-embedded-newlines  each message on one line (no embedded newlines): one JSON
         message spread over 5 lines (1 check blocked by it)
 
-lifecycle
-  BLOCKED  lifecycle.ping  (MUST)  Description of lifecycle.ping
-        by:       framing.no-embedded-newlines
-        why:      the reply came spread over 5 lines
-
 framing
   FAIL  framing.no-embedded-newlines  (MUST)  Description of framing.no-embedded-newlines
         expected: each message on one line
         actual:   spread over 5 lines
         spec:     Spec of framing.no-embedded-newlines
 
+blocked
+  BLOCKED  lifecycle.ping  (MUST)  Description of lifecycle.ping
+        by:       framing.no-embedded-newlines
+        why:      the reply came spread over 5 lines
+
+checks by area (--verbose lists each)
+  lifecycle     1 blocked
+  framing       1 failed
+
 Summary
   FAIL   demo (1.50s): 0 passed, 1 failed, 0 warnings, 0 info, 0 skipped, 1 blocked
+         failed: framing.no-embedded-newlines
 Overall: FAIL (1 target: 0 passed, 1 failed)
 ";
         assert_eq!(text, expected, "got:\n{text}");
