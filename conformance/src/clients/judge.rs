@@ -137,8 +137,21 @@ pub(crate) fn result(
 }
 
 fn not_run(check: &ClientCheck, wire: Wire) -> Outcome {
-    if let Some(why) = check.info.transport.not_applicable(wire == Wire::Http) {
-        return Outcome::NotApplicable(why.to_owned());
+    // The transport's own words speak of testing a server; here a client's sessions are
+    // judged (in `client` mode or observed).
+    match (check.info.transport, wire) {
+        (Transport::Http, Wire::Stdio) => {
+            return Outcome::NotApplicable(
+                "Streamable HTTP only: the sessions ran over stdio".to_owned(),
+            )
+        }
+        (Transport::Stdio, Wire::Http) => {
+            return Outcome::NotApplicable(
+                "stdio only: the sessions ran over Streamable HTTP, with no stdin, exit or signal"
+                    .to_owned(),
+            )
+        }
+        _ => {}
     }
     let names: Vec<&str> = check.scenarios.iter().map(|s| s.name()).collect();
     Outcome::Skip(format!(
