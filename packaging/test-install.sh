@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# Installs the packages packaging/build.sh wrote to DIR, each into an empty directory and with
+# no network (npm --offline against a registry address nothing listens on, pip --no-index),
+# and runs the harness from each install:
+#   (a) against the bundled mcp-echo-server, found beside the harness: exit 0
+#   (b) over Streamable HTTP, against the installed mcp-echo-server --http: exit 0
+#   (c) against a real server, server-everything (from interop/node_modules), with its
+#       baseline: exit 0
+# and, through the npm launcher:
+#   (d) exit codes passed on: a usage error 2, a failing check 1
+#   (e) SIGTERM passed on: the launcher ends 143 and no process of the run is left
+#   (f) on another platform (process.platform made 'darwin'), and without the platform
+#       package: a clear message and exit 1
+# It prints each package's size and the time from an empty directory to the first report.
+#
+#   packaging/test-install.sh DIR          (DIR as given to build.sh --out)
+#
+# Needs node + npm, python3; server-everything comes from interop/'s pinned lock file: if
+# interop/node_modules lacks it, `npm ci` installs it there (interop/run.sh does the same).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+[ $# -eq 1 ] || { echo "usage: packaging/test-install.sh DIR (the --out of build.sh)" >&2; exit 2; }
+dir=$(cd "$1" && pwd)
+shopt -s nullglob
+launcher_tgz=("$dir"/npm/mcp-conformance-[0-9]*.tgz)
+platform_tgz=("$dir"/npm/mcp-conformance-linux-x64-*.tgz)
+wheels=("$dir"/wheel/mcp_conformance-*.whl)
+shopt -u nullglob
+[ ${#launcher_tgz[@]} -eq 1 ] && [ ${#platform_tgz[@]} -eq 1 ] && [ ${#wheels[@]} -eq 1 ] || {
+  echo "test-install.sh: $dir must hold npm/mcp-conformance-VERSION.tgz," \
+    "npm/mcp-conformance-linux-x64-VERSION.tgz and one wheel/mcp_conformance-*.whl" \
+    "(run packaging/build.sh --out $dir)" >&2
+  exit 1
+}
+launcher_tgz=${launcher_tgz[0]}
+platform_tgz=${platform_tgz[0]}
+wheel=${wheels[0]}
+
+work=$(mktemp -d)
+marker="pack-test-hang-$$-$RANDOM"
+bg_pid=""
+cleanup() {
+  [ -n "$bg_pid" ] && kill -KILL "$bg_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+step() { printf '\n== %s\n' "$*"; }
+fail() {
+  echo "test-install.sh: FAIL: $*" >&2
+  exit 1
+}
+now() { date +%s.%N; }
+since() { python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' "$1" "$(now)"; }
+# Runs a command, its output in a log; fails unless it exits with the expected code.
+expect() { # name, expected exit code, command...
+  local name=$1 want=$2 rc=0 log
+  shift 2
+  log="$work/$(tr -c 'a-zA-Z0-9\n' _ <<<"$name").log"
+  "$@" > "$log" 2>&1 || rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    tail -n 40 "$log" >&2
+    fail "$name: exit $rc, expected $want (command: $*)"
+  fi
+  echo "ok: $name (exit $rc)"
+}
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# The real server: server-everything, pinned by interop/package-lock.json.
+everything=$root/interop/node_modules/.bin/mcp-server-everything
+if [ ! -e "$everything" ]; then
+  step "installing interop's pinned npm peers (npm ci in interop/) for server-everything"
+  (cd "$root/interop" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+node_for_everything=$root/interop/node_modules/.bin/node
+[ -x "$node_for_everything" ] || node_for_everything=$(command -v node)
+baseline=$root/interop/baselines/everything.txt
+
+# The three runs every install must pass; BIN_DIR holds the installed commands.
+runs() { # label, bin dir
+  local label=$1 bin=$2 port
+  expect "$label: (a) bundled server" 0 "$bin/mcp-conformance" --quiet
+  port=$(free_port)
+  expect "$label: (b) Streamable HTTP, mcp-echo-server --http" 0 \
+    "$bin/mcp-conformance" --quiet --url "http://127.0.0.1:$port/mcp" \
+    -- "$bin/mcp-echo-server" --http "127.0.0.1:$port"
+  expect "$label: (c) server-everything with its baseline" 0 \
+    "$bin/mcp-conformance" --quiet --timeout 3 --jobs 2 --expected-failures "$baseline" \
+    -- "$node_for_everything" "$everything"
+}
+size() { stat -c %s "$1"; }
+summary=()
+
+step "npm: npm install, offline, into an empty directory"
+d=$work/npm
+mkdir "$d"
+start=$(now)
+npm install --prefix "$d" --offline --registry http://127.0.0.1:9/ --cache "$work/npm-cache" \
+  --no-audit --no-fund --loglevel=error "$platform_tgz" "$launcher_tgz" > "$work/npm-install.log" 2>&1 \
+  || { cat "$work/npm-install.log" >&2; fail "npm install of $launcher_tgz and $platform_tgz"; }
+expect "npm: first report (bundled server)" 0 "$d/node_modules/.bin/mcp-conformance" --quiet
+npm_time=$(since "$start")
+npm_installed=$(du -sb "$d/node_modules" | cut -f1)
+runs npm "$d/node_modules/.bin"
+for tool in mcp-echo-server mcp-bench; do
+  expect "npm: $tool --version" 0 "$d/node_modules/.bin/$tool" --version
+done
+summary+=("npm: mcp-conformance $(size "$launcher_tgz") B + @mcp-conformance/linux-x64 $(size "$platform_tgz") B (tarballs), $npm_installed B installed; empty dir to first report: ${npm_time} s")
+
+step "npm launcher: exit codes and signals passed on"
+L=$d/node_modules/.bin/mcp-conformance
+expect "npm: (d) usage error" 2 "$L" --no-such-option
+expect "npm: (d) a failing check" 1 "$L" --quiet --timeout 3 --only jsonrpc.batch-2025-03-26 \
+  -- "$node_for_everything" "$everything"
+# (e) A server that never answers: the harness waits on it until SIGTERM arrives. The marker is
+# in every command line of the run (launcher, harness, server), so pgrep finds any leftover.
+"$L" --quiet --start-timeout 600 -- python3 -c 'import sys; sys.stdin.read()' "$marker" \
+  > "$work/sigterm.log" 2>&1 &
+bg_pid=$!
+server_up=false
+for _ in $(seq 600); do # the server process appears: the launcher, harness and server all run
+  if pgrep -f "^[^ ]*python3 -c .*$marker" > /dev/null \
+    && pgrep -P "$bg_pid" > /dev/null; then
+    server_up=true
+    break
+  fi
+  kill -0 "$bg_pid" 2>/dev/null || break
+  sleep 0.1
+done
+$server_up || { cat "$work/sigterm.log" >&2; fail "(e) the hanging server never started under the launcher"; }
+kill -TERM "$bg_pid"
+rc=0
+wait "$bg_pid" || rc=$?
+bg_pid=""
+[ "$rc" -eq 143 ] || { cat "$work/sigterm.log" >&2; fail "(e) the launcher exited $rc on SIGTERM, expected 143"; }
+if pgrep -af "$marker" >&2; then
+  fail "(e) processes of the interrupted run are left (listed above)"
+fi
+echo "ok: npm: (e) SIGTERM to the launcher: exit 143, no process left"
+# (f) Another platform: the launcher says what ships and how to build, and exits 1.
+printf '%s\n' "Object.defineProperty(process, 'platform', { value: 'darwin' });" > "$work/darwin.js"
+rc=0
+node -r "$work/darwin.js" "$d/node_modules/mcp-conformance/bin/mcp-conformance.js" --help \
+  > "$work/darwin.log" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q 'no prebuilt binary for darwin-x64 yet' "$work/darwin.log" \
+  && grep -q 'linux x64 with glibc >= [0-9]' "$work/darwin.log" \
+  && grep -q 'cargo install --locked --path conformance' "$work/darwin.log" \
+  || { cat "$work/darwin.log" >&2; fail "(f) on darwin: exit $rc, or not the expected message"; }
+echo "ok: npm: (f) on darwin-x64: exit 1 with:"
+sed 's/^/    /' "$work/darwin.log"
+# Without the platform package (npm skipped the optional dependency): a clear message too.
+d2=$work/npm-launcher-only
+mkdir "$d2"
+npm install --prefix "$d2" --offline --registry http://127.0.0.1:9/ --cache "$work/npm-cache2" \
+  --no-audit --no-fund --loglevel=error --omit=optional "$launcher_tgz" > /dev/null 2>&1 \
+  || fail "npm install of $launcher_tgz alone"
+rc=0
+"$d2/node_modules/.bin/mcp-conformance" --help > "$work/noplatform.log" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q '@mcp-conformance/linux-x64@.* is not installed' "$work/noplatform.log" \
+  || { cat "$work/noplatform.log" >&2; fail "(f) without the platform package: exit $rc, or not the expected message"; }
+echo "ok: npm: (f) without the platform package: exit 1 with: $(head -1 "$work/noplatform.log")"
+
+step "npx: straight from the tarballs, offline, in an empty directory"
+d=$work/npx
+mkdir "$d"
+start=$(now)
+(cd "$d" && npx --offline --yes --registry http://127.0.0.1:9/ --cache "$work/npx-cache" \
+  -p "$launcher_tgz" -p "$platform_tgz" mcp-conformance --quiet) > "$work/npx.log" 2>&1 \
+  || { cat "$work/npx.log" >&2; fail "npx mcp-conformance from the tarballs"; }
+npx_time=$(since "$start")
+echo "ok: npx: first report (bundled server)"
+summary+=("npx: empty dir (and empty npm cache) to first report: ${npx_time} s")
+
+step "pip: a fresh venv, pip install --no-index --no-deps"
+d=$work/pip
+start=$(now)
+python3 -m venv "$d"
+"$d/bin/pip" install --quiet --disable-pip-version-check --no-index --no-deps "$wheel" \
+  || fail "pip install $wheel"
+expect "pip: first report (bundled server)" 0 "$d/bin/mcp-conformance" --quiet
+pip_time=$(since "$start")
+pip_installed=$(python3 - "$d" <<'EOF'
+import glob, os, sys
+venv = sys.argv[1]
+record = glob.glob(os.path.join(venv, "lib/python*/site-packages/mcp_conformance-*.dist-info/RECORD"))[0]
+site = os.path.dirname(os.path.dirname(record))
+total = 0
+for line in open(record):
+    path = os.path.normpath(os.path.join(site, line.rsplit(",", 2)[0]))
+    if os.path.isfile(path):
+        total += os.path.getsize(path)
+print(total)
+EOF
+)
+runs pip "$d/bin"
+for tool in mcp-echo-server mcp-bench; do
+  expect "pip: $tool --version" 0 "$d/bin/$tool" --version
+done
+summary+=("wheel: $(basename "$wheel") $(size "$wheel") B, $pip_installed B installed; empty dir to first report (venv + pip install + run): ${pip_time} s")
+
+step "summary"
+printf '%s\n' "${summary[@]}"
+echo "test-install: all packages installed offline and passed"
