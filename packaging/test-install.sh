@@ -6,7 +6,7 @@
 #   (b) over Streamable HTTP, against the installed mcp-echo-server --http: exit 0
 #   (c) against a real server, server-everything (from interop/node_modules), with its
 #       baseline: exit 0
-# and, through the npm launcher:
+# (npm install and pip install; npx and uvx run the first), and, through the npm launcher:
 #   (d) exit codes passed on: a usage error 2, a failing check 1
 #   (e) SIGTERM passed on: the launcher ends 143 and no process of the run is left
 #   (f) on another platform (process.platform made 'darwin'), and without the platform
@@ -15,9 +15,12 @@
 #
 #   packaging/test-install.sh DIR          (DIR as given to build.sh --out)
 #
-# Needs node + npm, python3; server-everything comes from interop/'s pinned lock file: if
-# interop/node_modules lacks it, `npm ci` installs it there (interop/run.sh does the same).
+# Needs node + npm, python3. Tools it installs when absent, the only network it uses (never for
+# the packages under test): uv (pinned below) into the target dir's venv, beside build.sh's
+# maturin; server-everything is taken from interop/node_modules (installed by interop/run.sh from
+# its lock file), or else that version alone is installed from npm into the target dir.
 set -euo pipefail
+UV_VERSION=0.13.8 # uvx runs the wheel as users would; installed into the target dir's venv
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 [ $# -eq 1 ] || { echo "usage: packaging/test-install.sh DIR (the --out of build.sh)" >&2; exit 2; }
@@ -69,11 +72,21 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# The real server: server-everything, pinned by interop/package-lock.json.
+# The real server: server-everything as interop/run.sh installs it (pinned by its lock file);
+# without that install, the same version alone, once, into the cargo target dir.
 everything=$root/interop/node_modules/.bin/mcp-server-everything
 if [ ! -e "$everything" ]; then
-  step "installing interop's pinned npm peers (npm ci in interop/) for server-everything"
-  (cd "$root/interop" && npm ci --no-audit --no-fund --loglevel=error)
+  version=$(node -p 'require(process.argv[1]).dependencies["@modelcontextprotocol/server-everything"]' \
+    "$root/interop/package.json")
+  peers=$(cd "$root" && mkdir -p "${CARGO_TARGET_DIR:-target}" && cd "${CARGO_TARGET_DIR:-target}" && pwd)/packaging-peers
+  everything=$peers/node_modules/.bin/mcp-server-everything
+  installed=$(node -p 'require(process.argv[1]).version' \
+    "$peers/node_modules/@modelcontextprotocol/server-everything/package.json" 2>/dev/null || true)
+  if [ "$installed" != "$version" ]; then
+    step "installing @modelcontextprotocol/server-everything@$version (interop/ has not installed its peers)"
+    npm install --prefix "$peers" --no-audit --no-fund --loglevel=error \
+      "@modelcontextprotocol/server-everything@$version"
+  fi
 fi
 node_for_everything=$root/interop/node_modules/.bin/node
 [ -x "$node_for_everything" ] || node_for_everything=$(command -v node)
@@ -178,6 +191,7 @@ step "pip: a fresh venv, pip install --no-index --no-deps"
 d=$work/pip
 start=$(now)
 python3 -m venv "$d"
+venv_time=$(since "$start")
 "$d/bin/pip" install --quiet --disable-pip-version-check --no-index --no-deps "$wheel" \
   || fail "pip install $wheel"
 expect "pip: first report (bundled server)" 0 "$d/bin/mcp-conformance" --quiet
@@ -199,7 +213,23 @@ runs pip "$d/bin"
 for tool in mcp-echo-server mcp-bench; do
   expect "pip: $tool --version" 0 "$d/bin/$tool" --version
 done
-summary+=("wheel: $(basename "$wheel") $(size "$wheel") B, $pip_installed B installed; empty dir to first report (venv + pip install + run): ${pip_time} s")
+summary+=("wheel: $(basename "$wheel") $(size "$wheel") B, $pip_installed B installed; empty dir to first report (python3 -m venv, pip install, run): ${pip_time} s, ${venv_time} s of it making the venv")
+
+step "uvx: straight from the wheel, offline, empty uv cache (uv $UV_VERSION)"
+target_dir=$(cd "$root" && mkdir -p "${CARGO_TARGET_DIR:-target}" && cd "${CARGO_TARGET_DIR:-target}" && pwd)
+venv=$target_dir/packaging-venv
+if ! "$venv/bin/uv" --version 2>/dev/null | grep -q "^uv $UV_VERSION\b"; then
+  [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "uv==$UV_VERSION"
+fi
+d=$work/uvx
+mkdir "$d"
+uvx() { (cd "$d" && UV_CACHE_DIR="$work/uv-cache" UV_TOOL_DIR="$work/uv-tools" "$venv/bin/uvx" --offline --no-config --from "$wheel" "$@"); }
+start=$(now)
+expect "uvx: first report (bundled server)" 0 uvx mcp-conformance --quiet
+uvx_time=$(since "$start")
+expect "uvx: mcp-echo-server --version" 0 uvx mcp-echo-server --version
+summary+=("uvx: empty dir (and empty uv cache) to first report: ${uvx_time} s")
 
 step "summary"
 printf '%s\n' "${summary[@]}"
