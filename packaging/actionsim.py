@@ -130,7 +130,7 @@ def parse_commands_file(path):
 class Runner:
     """One job's state: the environment, PATH additions, step outputs, the summary so far."""
 
-    def __init__(self, workspace, runner_temp, env, inputs=None, action_path=None):
+    def __init__(self, workspace, runner_temp, env, inputs=None, action_path=None, uses=None):
         self.workspace = Path(workspace)
         self.runner_temp = Path(runner_temp)
         self.base_env = dict(env)
@@ -142,6 +142,8 @@ class Runner:
         self.summary = []
         self.results = []
         self.skipped_uses = []
+        # uses(step, runner) -> StepResult, or None to skip the step (as for actions/checkout).
+        self.uses = uses
 
     def expression(self, expr):
         parts = expr.split(".")
@@ -182,6 +184,12 @@ class Runner:
             self.step_outputs[step_id] = {}  # as on GitHub: a skipped step's outputs are empty
             self.results.append(StepResult(step_id, name, "skipped", None, ""))
             return
+        if "uses" in step and self.uses is not None:
+            result = self.uses(step, self)
+            if result is not None:
+                self.step_outputs[step_id] = result.outputs
+                self.results.append(result)
+                return
         if "uses" in step:
             self.step_outputs[step_id] = {}
             self.skipped_uses.append(step["uses"])
@@ -261,9 +269,10 @@ def run_action(action_dir, inputs, workspace, runner_temp, env):
     return runner.result(), outputs
 
 
-def run_job(job, workspace, runner_temp, env, replace=None):
-    """Runs a workflow job's steps (`uses:` steps are skipped and listed in the result)."""
-    runner = Runner(workspace, runner_temp, env)
+def run_job(job, workspace, runner_temp, env, replace=None, uses=None):
+    """Runs a workflow job's steps. `uses:` steps are skipped and listed in the result unless
+    `uses(step, runner)` returns their StepResult; `replace(script)` may swap a script."""
+    runner = Runner(workspace, runner_temp, env, uses=uses)
     defaults = job.get("defaults", {}).get("run", {})
     for index, step in enumerate(job["steps"]):
         step = dict(step)
