@@ -73,7 +73,7 @@ class ActionTest:
         return root, failed
 
     def bundled_server_passes(self):
-        result, outputs = self.run(command="mcp-echo-server")
+        result, outputs = self.run(command="mcp-echo-server", **{"check-set": cargo_version()})
         check(not result.failed, "the bundled server's run failed", result)
         check(outputs["exit-code"] == "0", "exit-code %r, expected 0" % outputs["exit-code"], result)
         install_log = result.step("install").log
@@ -81,7 +81,7 @@ class ActionTest:
               "the default version is not Cargo.toml's %s" % cargo_version(), result)
         self.bin = result.step("install").outputs["bin"]
         check(self.bin.startswith(str(self.scratch)), "installed outside RUNNER_TEMP: %s" % self.bin)
-        check_summary(result, "mcp-echo-server")
+        check_summary(result, "## mcp-conformance", "| mcp-echo-server", "check set %s" % cargo_version())
         root, failed = self.junit(outputs, result)
         check(root.get("failures") == "0" and not failed, "JUnit failures: %s" % failed, result)
         check(int(root.get("tests")) > 100, "JUnit has %s tests" % root.get("tests"), result)
@@ -94,7 +94,7 @@ class ActionTest:
         check(run.outcome == "failure" and run.returncode == 1,
               "run step: %s, exit %s; expected a failure with exit 1" % (run.outcome, run.returncode), result)
         check(outputs["exit-code"] == "1", "exit-code %r, expected 1" % outputs["exit-code"], result)
-        check_summary(result, "lifecycle.ping")
+        check_summary(result, "## mcp-conformance", "FAIL", "`lifecycle.ping` (MUST)")
         root, failed = self.junit(outputs, result)
         check(failed == {"lifecycle.ping"}, "JUnit failures %s, expected lifecycle.ping" % failed, result)
         check("::error title=mcp-conformance::a check failed (exit 1)" in run.log, "no ::error:: line", result)
@@ -103,9 +103,12 @@ class ActionTest:
         result, outputs = self.run(command=command, baseline="baseline.txt")
         check(not result.failed and outputs["exit-code"] == "0",
               "with the baseline: exit-code %r" % outputs["exit-code"], result)
-        check_summary(result, "lifecycle.ping")
+        check_summary(result, "Expected failures", "`lifecycle.ping`")
+        root, failed = self.junit(outputs, result)
+        check(root.get("failures") == "0" and not failed, "JUnit failures with the baseline: %s" % failed, result)
 
     def url_passes(self):
+        check(self.bin is not None, "no installed bin directory: the bundled-server case failed")
         server = subprocess.Popen([str(Path(self.bin) / "mcp-echo-server"), "--http", "127.0.0.1:0"],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True)
@@ -115,7 +118,7 @@ class ActionTest:
             check(not result.failed and outputs["exit-code"] == "0",
                   "against %s: exit-code %r" % (url, outputs["exit-code"]), result)
             check("--url %s" % url in result.step("run").log, "the run did not use --url", result)
-            check_summary(result, url)
+            check_summary(result, "## mcp-conformance", "| mcp-echo-server")
         finally:
             server.terminate()
             rc = server.wait(timeout=URL_BOUND_SECS)
@@ -146,7 +149,7 @@ class ActionTest:
         check(run.outcome == "failure" and outputs["exit-code"] == "3",
               "a missing command: %s, exit-code %r; expected exit 3" % (run.outcome, outputs["exit-code"]), result)
         check(outputs["junit"] == str(self.workspace / "out" / "j.xml"), "junit output %s" % outputs["junit"], result)
-        check("could not be started" in result.summary, "the summary does not say the server did not start", result)
+        check("could not be started" in result.summary.lower(), "the summary does not say the server did not start", result)
 
     def bad_inputs_fail_first(self):
         cases = [
@@ -161,15 +164,21 @@ class ActionTest:
                   and message in first.log, "inputs %s: expected ::error:: %r" % (inputs, message), result)
             check([s.outcome for s in result.steps] == ["failure", "skipped", "skipped"],
                   "inputs %s: later steps ran" % inputs, result)
+        result, outputs = self.run(command="mcp-echo-server", **{"check-set": "9.9.9"})
+        check(result.step("run").returncode == 2 and outputs["exit-code"] == "2" and "9.9.9" in result.step("run").log,
+              "check-set 9.9.9 (newer than this harness) should be refused with exit 2", result)
+        check("## mcp-conformance: exit 2\n\nusage error: see the step's log." in result.summary,
+              "a usage error's summary should say where to look", result)
         result, _ = self.run(command="mcp-echo-server", version="0.0.0-not-built")
         check(result.step("install").outcome == "failure"
               and "mcp-conformance-0.0.0-not-built.tgz" in result.step("install").log,
               "a version with no package must fail the install step and name the tarball", result)
 
 
-def check_summary(result, needle):
+def check_summary(result, *needles):
     check(result.summary.strip() != "", "the job summary is empty", result)
-    check(needle in result.summary, "the job summary does not mention %r:\n%s" % (needle, result.summary), result)
+    for needle in needles:
+        check(needle in result.summary, "the job summary does not say %r:\n%s" % (needle, result.summary), result)
 
 
 def wait_for_url(server):

@@ -32,14 +32,19 @@ printf '\n'
 "${cmd[@]}"
 rc=$?
 
-[ -s "$markdown" ] && cat "$markdown" >> "$GITHUB_STEP_SUMMARY"
-case $rc in
-  0 | 1) [ -s "$markdown" ] || why="no summary was written: see the step's log" ;;
-  2) why="usage error: see the step's log" ;;
-  3) why="the server could not be started: see the step's log" ;;
-  *) why="mcp-conformance was interrupted or crashed: see the step's log" ;;
-esac
-[ -n "${why:-}" ] && printf '\n**mcp-conformance exited %s**: %s\n' "$rc" "$why" >> "$GITHUB_STEP_SUMMARY"
+# The harness writes the summary whenever it ran (also when the server could not start); a
+# usage error or an interrupted run leaves none, so the summary says where to look instead.
+if [ -s "$markdown" ]; then
+  cat "$markdown" >> "$GITHUB_STEP_SUMMARY"
+else
+  case $rc in
+    2) why="usage error" ;;
+    3) why="the server could not be started" ;;
+    130 | 143) why="interrupted" ;;
+    *) why="no summary was written" ;;
+  esac
+  printf '## mcp-conformance: exit %s\n\n%s: see the step'"'"'s log.\n' "$rc" "$why" >> "$GITHUB_STEP_SUMMARY"
+fi
 echo "exit-code=$rc" >> "$GITHUB_OUTPUT"
 echo "junit=$junit" >> "$GITHUB_OUTPUT"
 case $rc in
