@@ -156,6 +156,7 @@ class ActionTest:
             ({}, "give 'command'"),
             ({"command": "mcp-echo-server", "url": "http://127.0.0.1:9/mcp"}, "not both"),
             ({"command": "mcp-echo-server", "baseline": "missing.txt"}, "baseline file 'missing.txt' not found"),
+            ({"url": "127.0.0.1:3001/mcp"}, "url '127.0.0.1:3001/mcp' is not an http:// or https:// URL"),
         ]
         for inputs, message in cases:
             result, outputs = self.run(**inputs)
