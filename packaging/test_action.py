@@ -19,33 +19,16 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import actionsim  # noqa: E402
+from testkit import REPO, Failed, cargo_version, check, run_cases  # noqa: E402
 
-REPO = actionsim.REPO
 BROKEN_SERVER = REPO / "conformance" / "tests" / "fixtures" / "broken_server.py"
 # A bound against a server that never prints its URL: generous, never the thing measured.
 URL_BOUND_SECS = 60
-
-
-def cargo_version():
-    import tomllib
-
-    with open(REPO / "Cargo.toml", "rb") as f:
-        return tomllib.load(f)["workspace"]["package"]["version"]
-
-
-class Failed(Exception):
-    pass
-
-
-def check(condition, message, result=None):
-    if not condition:
-        raise Failed(message + ("\n" + result.log() if result is not None else ""))
 
 
 class ActionTest:
@@ -221,28 +204,16 @@ def main():
     if not (packages / "npm").is_dir():
         sys.exit("FAIL: %s has no npm/ directory (build it with packaging/build.sh --out DIR)" % packages)
     actionsim.ensure_tools()
-    static_checks()
     scratch = Path(tempfile.mkdtemp(prefix="mcp-action-test-"))
     test = ActionTest(packages, scratch)
-    cases = [test.bundled_server_passes, test.failing_server_fails_then_baseline_passes,
+    cases = [static_checks, test.bundled_server_passes, test.failing_server_fails_then_baseline_passes,
              test.url_passes, test.quoting_and_working_directory, test.unstartable_server_exits_3,
              test.bad_inputs_fail_first]
-    passed = failed = 0
     try:
-        for case in cases:
-            started = time.monotonic()
-            try:
-                case()
-                passed += 1
-                print("ok   %s (%.1fs)" % (case.__name__, time.monotonic() - started))
-            except Failed as e:
-                failed += 1
-                print("FAIL %s: %s" % (case.__name__, e))
+        ok = run_cases("action", [(case.__name__, case) for case in cases])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    print("action: %d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
-
+    sys.exit(0 if ok else 1)
 
 if __name__ == "__main__":
     main()

@@ -26,33 +26,16 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import actionsim  # noqa: E402
+from testkit import REPO, Failed, cargo_version, check, run_cases  # noqa: E402
 
-REPO = actionsim.REPO
 DOC = REPO / "docs" / "ci.md"
 BASELINE = ".github/mcp-conformance-baseline.txt"
 SEMVER = re.compile(r"(?<![\d.])\d+\.\d+\.\d+(?![\d.])")
-
-
-class Failed(Exception):
-    pass
-
-
-def check(condition, message, result=None):
-    if not condition:
-        raise Failed(message + ("\n" + result.log() if result is not None else ""))
-
-
-def cargo_version():
-    import tomllib
-
-    with open(REPO / "Cargo.toml", "rb") as f:
-        return tomllib.load(f)["workspace"]["package"]["version"]
 
 
 def check_versions(text, version):
@@ -204,32 +187,20 @@ def main():
                      "install the SDKs with interop/run.sh)" % need)
     actionsim.ensure_tools()
     text = DOC.read_text()
-    passed = failed = 0
     scratch = Path(tempfile.mkdtemp(prefix="mcp-workflows-test-"))
+    projects = Projects(packages, interop, scratch)
     try:
-        checks = [("versions", lambda: check_versions(text, cargo_version()))]
-        try:
-            jobs = workflows(text)
-            projects = Projects(packages, interop, scratch)
-            checks += [(kind, lambda kind=kind, job=job: run_workflow(kind, job, projects))
-                       for kind, job in sorted(jobs.items())]
-        except Failed as e:
-            failed += 1
-            print("FAIL workflows: %s" % e)
-        for name, fn in checks:
-            started = time.monotonic()
-            try:
-                note = fn()
-                passed += 1
-                print("ok   %s (%.1fs)%s" % (name, time.monotonic() - started, "\n     " + note if note else ""))
-            except Failed as e:
-                failed += 1
-                print("FAIL %s: %s" % (name, e))
+        jobs = workflows(text)
+    except Failed as e:
+        jobs = {}
+        print("FAIL workflows: %s" % e)
+    cases = [("versions", lambda: check_versions(text, cargo_version()))]
+    cases += [(kind, lambda kind=kind, job=job: run_workflow(kind, job, projects)) for kind, job in sorted(jobs.items())]
+    try:
+        ok = run_cases("workflows", cases) and jobs
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    print("workflows: %d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
-
+    sys.exit(0 if ok else 1)
 
 if __name__ == "__main__":
     main()
