@@ -15,6 +15,7 @@ import os
 import queue
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -106,6 +107,18 @@ class ActionTest:
             server.terminate()
             rc = server.wait(timeout=URL_BOUND_SECS)
         check(rc == 0, "mcp-echo-server --http exited %s on SIGTERM" % rc)
+
+    def url_with_start_command(self):
+        """`url` with the server's start command after `--` in `args`: the harness starts it,
+        waits for the port, and stops it after the run."""
+        with socket.socket() as probe:  # a port free now; the server binds it moments later
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        url = "http://127.0.0.1:%d/mcp" % port
+        result, outputs = self.run(url=url, args="--only 'lifecycle.*' -- mcp-echo-server --http 127.0.0.1:%d" % port)
+        check(not result.failed and outputs["exit-code"] == "0",
+              "url with a start command: exit-code %r" % outputs["exit-code"], result)
+        check_summary(result, "## mcp-conformance", "| mcp-echo-server")
 
     def quoting_and_working_directory(self):
         """`command` is split as a run: line: quotes keep 'broken server.py' one word, $VARS
@@ -207,7 +220,7 @@ def main():
     scratch = Path(tempfile.mkdtemp(prefix="mcp-action-test-"))
     test = ActionTest(packages, scratch)
     cases = [static_checks, test.bundled_server_passes, test.failing_server_fails_then_baseline_passes,
-             test.url_passes, test.quoting_and_working_directory, test.unstartable_server_exits_3,
+             test.url_passes, test.url_with_start_command, test.quoting_and_working_directory, test.unstartable_server_exits_3,
              test.bad_inputs_fail_first]
     try:
         ok = run_cases("action", [(case.__name__, case) for case in cases])
