@@ -38,10 +38,12 @@ if [ -n "${MCPC_PACKAGES:-}" ]; then
   done
   echo "Installing mcp-conformance $version from $MCPC_PACKAGES (offline)"
   # Local tarballs only: --offline and an unreachable registry make sure nothing is fetched.
-  npm install "${npm_flags[@]}" --offline --registry http://127.0.0.1:9/ "$launcher" "$platform"
+  npm install "${npm_flags[@]}" --offline --registry http://127.0.0.1:9/ "$launcher" "$platform" \
+    || fail "npm could not install $launcher and $platform (see above)"
 else
   echo "Installing mcp-conformance@$version from the npm registry"
-  npm install "${npm_flags[@]}" "mcp-conformance@$version"
+  npm install "${npm_flags[@]}" "mcp-conformance@$version" \
+    || fail "npm could not install mcp-conformance@$version (see above): is that version published, and the npm registry reachable?"
 fi
 
 bin="$prefix/node_modules/.bin"
