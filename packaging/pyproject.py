@@ -1,6 +1,6 @@
 """Prints the pyproject.toml maturin builds the wheel from, for the crate at CARGO_TOML.
 
-    python3 pyproject.py CARGO_TOML > pyproject.toml
+    python3 pyproject.py CARGO_TOML MATURIN_VERSION > pyproject.toml
 
 Written into a temporary directory beside the data scripts: maturin's bin bindings build the
 crate's own binary (mcp-conformance) and the other binaries come in through `data`
@@ -12,7 +12,7 @@ import sys
 
 TEMPLATE = """\
 [build-system]
-requires = ["maturin==1.16.0"]
+requires = ["maturin=={maturin}"]
 build-backend = "maturin"
 
 [project]
@@ -37,7 +37,7 @@ data = "data"
 """
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 3:
         sys.exit(__doc__)
     # A TOML basic string and a JSON string agree for a path.
-    print(TEMPLATE.format(manifest=json.dumps(sys.argv[1])), end="")
+    print(TEMPLATE.format(manifest=json.dumps(sys.argv[1]), maturin=sys.argv[2]), end="")
