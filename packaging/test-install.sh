@@ -10,8 +10,8 @@
 #   (d) exit codes passed on: a usage error 2, a failing check 1
 #   (e) SIGTERM passed on: the launcher ends 143 and no process of the run is left; a binary
 #       killed by a signal: the launcher dies of the same signal
-#   (f) on another platform (process.platform made 'darwin'), and without the platform
-#       package: a clear message and exit 1
+#   (f) on another platform (process.platform made 'darwin'), on musl, on an older glibc, and
+#       without the platform package: a clear message and exit 1
 # It prints each package's size and the time from an empty directory to the first report.
 #
 #   packaging/test-install.sh DIR          (DIR as given to build.sh --out)
@@ -183,19 +183,35 @@ bg_pid=""
 exec 3>&-
 [ "$rc" -eq 137 ] || { cat "$work/sigkill.log" >&2; fail "(e) the launcher of a binary killed by SIGKILL exited $rc, expected 137 (killed by the same signal)"; }
 echo "ok: npm: (e) the binary killed by SIGKILL: the launcher dies of SIGKILL too (137)"
-# (f) Another platform: the launcher says what ships and how to build, and exits 1.
+# (f) Another platform, musl, an old glibc (each faked with node -r): the launcher says what
+# ships and how to build from source, and exits 1.
+refused() { # label, preload script, the platform the message must name
+  local rc=0 log="$work/refused-$1.log"
+  node -r "$2" "$d/node_modules/mcp-conformance/bin/mcp-conformance.js" --help > "$log" 2>&1 || rc=$?
+  if ! { [ "$rc" -eq 1 ] && grep -qF "no prebuilt binary for $3 yet" "$log" \
+    && grep -q 'linux x64 with glibc >= [0-9]' "$log" \
+    && grep -q 'cargo install --locked --path conformance' "$log"; }; then
+    cat "$log" >&2
+    fail "(f) on $3: exit $rc, or not the expected message"
+  fi
+  if [ "$1" = darwin ]; then
+    echo "ok: npm: (f) on $3: exit 1 with:"
+    sed 's/^/    /' "$log"
+  else
+    echo "ok: npm: (f) on $3: exit 1 with: $(head -1 "$log") ..."
+  fi
+}
 printf '%s\n' "Object.defineProperty(process, 'platform', { value: 'darwin' });" > "$work/darwin.js"
-rc=0
-node -r "$work/darwin.js" "$d/node_modules/mcp-conformance/bin/mcp-conformance.js" --help \
-  > "$work/darwin.log" 2>&1 || rc=$?
-if ! { [ "$rc" -eq 1 ] && grep -q 'no prebuilt binary for darwin-x64 yet' "$work/darwin.log" \
-  && grep -q 'linux x64 with glibc >= [0-9]' "$work/darwin.log" \
-  && grep -q 'cargo install --locked --path conformance' "$work/darwin.log"; }; then
-  cat "$work/darwin.log" >&2
-  fail "(f) on darwin: exit $rc, or not the expected message"
-fi
-echo "ok: npm: (f) on darwin-x64: exit 1 with:"
-sed 's/^/    /' "$work/darwin.log"
+refused darwin "$work/darwin.js" darwin-x64
+report_with() { # a change to the header of node's diagnostic report (which names the glibc)
+  printf '%s\n' 'const real = process.report.getReport.bind(process.report);' \
+    "Object.defineProperty(process.report, 'getReport', {" \
+    "  value: () => { const r = real(); $1; return r; }," '});'
+}
+report_with 'delete r.header.glibcVersionRuntime' > "$work/musl.js"
+refused musl "$work/musl.js" 'linux-x64 with musl libc (no glibc)'
+report_with "r.header.glibcVersionRuntime = '2.17'" > "$work/oldglibc.js"
+refused oldglibc "$work/oldglibc.js" 'linux-x64 with glibc 2.17'
 # Without the platform package (npm skipped the optional dependency): a clear message too.
 d2=$work/npm-launcher-only
 mkdir "$d2"
