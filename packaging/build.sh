@@ -131,6 +131,10 @@ if grep -q 'Compiling' "$stage/maturin.log"; then
   exit 1
 fi
 whl=$(ls "$wheel_dir/out/"*.whl)
+case "$(basename "$whl")" in
+  "mcp_conformance-$version-py3-none-$tag"_x86_64.whl) ;;
+  *) echo "build.sh: maturin wrote $(basename "$whl"), not version $version with tag $tag" >&2; exit 1 ;;
+esac
 python3 "$here/strip_wheel.py" "$whl" "$out/wheel/$(basename "$whl")"
 
 step "packages (glibc >= $glibc)"
