@@ -37,6 +37,7 @@ out=$(mkdir -p "${out:-$root/target/packages}" && cd "${out:-$root/target/packag
 cd "$root"
 target_dir=$(mkdir -p "${CARGO_TARGET_DIR:-target}" && cd "${CARGO_TARGET_DIR:-target}" && pwd)
 export CARGO_TARGET_DIR=$target_dir
+export PYTHONDONTWRITEBYTECODE=1 # nothing written into the source tree
 case "$profile" in
   dev) bin_dir=$target_dir/debug ;;
   *) bin_dir=$target_dir/$profile ;;

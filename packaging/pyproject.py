@@ -10,6 +10,8 @@ crate's own binary (mcp-conformance) and the other binaries come in through `dat
 import json
 import sys
 
+from meta import DESCRIPTION, KEYWORDS, LICENSE
+
 TEMPLATE = """\
 [build-system]
 requires = ["maturin=={maturin}"]
@@ -17,11 +19,11 @@ build-backend = "maturin"
 
 [project]
 name = "mcp-conformance"
-description = "Conformance harness for MCP servers over stdio and Streamable HTTP, with the mcp-echo-server reference server and the mcp-bench benchmark"
+description = {description}
 readme = "README.md"
 requires-python = ">=3.8"
-license = "MIT OR Apache-2.0"
-keywords = ["mcp", "model-context-protocol", "conformance", "testing"]
+license = {license}
+keywords = {keywords}
 classifiers = [
     "Environment :: Console",
     "Operating System :: POSIX :: Linux",
@@ -39,5 +41,14 @@ data = "data"
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    # A TOML basic string and a JSON string agree for a path.
-    print(TEMPLATE.format(manifest=json.dumps(sys.argv[1]), maturin=sys.argv[2]), end="")
+    # A TOML basic string and a JSON string agree for these (paths, plain text); so do arrays.
+    print(
+        TEMPLATE.format(
+            manifest=json.dumps(sys.argv[1]),
+            maturin=sys.argv[2],
+            description=json.dumps(DESCRIPTION),
+            license=json.dumps(LICENSE),
+            keywords=json.dumps(KEYWORDS),
+        ),
+        end="",
+    )
