@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --profile) profile=${2:?--profile needs a cargo profile name (dev, release, ...)}; shift 2 ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -37,6 +37,7 @@ out=$(mkdir -p "${out:-$root/target/packages}" && cd "${out:-$root/target/packag
 cd "$root"
 target_dir=$(mkdir -p "${CARGO_TARGET_DIR:-target}" && cd "${CARGO_TARGET_DIR:-target}" && pwd)
 export CARGO_TARGET_DIR=$target_dir
+export PYTHONDONTWRITEBYTECODE=1 # nothing written into the source tree
 case "$profile" in
   dev) bin_dir=$target_dir/debug ;;
   *) bin_dir=$target_dir/$profile ;;
@@ -120,7 +121,7 @@ for b in "${bins[@]}"; do
   [ "$b" = mcp-conformance ] || cp -p "$stage/bin/$b" "$wheel_dir/data/scripts/$b"
 done
 cp "$here/README.md" "$wheel_dir/README.md"
-python3 "$here/pyproject.py" "$root/conformance/Cargo.toml" > "$wheel_dir/pyproject.toml"
+python3 "$here/pyproject.py" "$root/conformance/Cargo.toml" "$MATURIN_VERSION" > "$wheel_dir/pyproject.toml"
 tag=manylinux_${glibc//./_}
 (cd "$wheel_dir" && "$venv/bin/maturin" build --profile "$profile" --locked \
   --compatibility "$tag" --auditwheel check --out "$wheel_dir/out") 2>&1 | tee "$stage/maturin.log"
@@ -131,6 +132,10 @@ if grep -q 'Compiling' "$stage/maturin.log"; then
   exit 1
 fi
 whl=$(ls "$wheel_dir/out/"*.whl)
+case "$(basename "$whl")" in
+  "mcp_conformance-$version-py3-none-$tag"_x86_64.whl) ;;
+  *) echo "build.sh: maturin wrote $(basename "$whl"), not version $version with tag $tag" >&2; exit 1 ;;
+esac
 python3 "$here/strip_wheel.py" "$whl" "$out/wheel/$(basename "$whl")"
 
 step "packages (glibc >= $glibc)"

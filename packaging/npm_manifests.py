@@ -10,12 +10,7 @@ match, and the launcher says what to do where none does.
 import json
 import sys
 
-DESCRIPTION = (
-    "Conformance harness for MCP servers over stdio and Streamable HTTP, with the "
-    "mcp-echo-server reference server and the mcp-bench benchmark"
-)
-KEYWORDS = ["mcp", "model-context-protocol", "conformance", "testing"]
-LICENSE = "MIT OR Apache-2.0"
+from meta import DESCRIPTION, KEYWORDS, LICENSE
 
 
 def write(path: str, manifest: dict) -> None:

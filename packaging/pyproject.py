@@ -1,6 +1,6 @@
 """Prints the pyproject.toml maturin builds the wheel from, for the crate at CARGO_TOML.
 
-    python3 pyproject.py CARGO_TOML > pyproject.toml
+    python3 pyproject.py CARGO_TOML MATURIN_VERSION > pyproject.toml
 
 Written into a temporary directory beside the data scripts: maturin's bin bindings build the
 crate's own binary (mcp-conformance) and the other binaries come in through `data`
@@ -10,18 +10,20 @@ crate's own binary (mcp-conformance) and the other binaries come in through `dat
 import json
 import sys
 
+from meta import DESCRIPTION, KEYWORDS, LICENSE
+
 TEMPLATE = """\
 [build-system]
-requires = ["maturin==1.16.0"]
+requires = ["maturin=={maturin}"]
 build-backend = "maturin"
 
 [project]
 name = "mcp-conformance"
-description = "Conformance harness for MCP servers over stdio and Streamable HTTP, with the mcp-echo-server reference server and the mcp-bench benchmark"
+description = {description}
 readme = "README.md"
 requires-python = ">=3.8"
-license = "MIT OR Apache-2.0"
-keywords = ["mcp", "model-context-protocol", "conformance", "testing"]
+license = {license}
+keywords = {keywords}
 classifiers = [
     "Environment :: Console",
     "Operating System :: POSIX :: Linux",
@@ -37,7 +39,16 @@ data = "data"
 """
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 3:
         sys.exit(__doc__)
-    # A TOML basic string and a JSON string agree for a path.
-    print(TEMPLATE.format(manifest=json.dumps(sys.argv[1])), end="")
+    # A TOML basic string and a JSON string agree for these (paths, plain text); so do arrays.
+    print(
+        TEMPLATE.format(
+            manifest=json.dumps(sys.argv[1]),
+            maturin=sys.argv[2],
+            description=json.dumps(DESCRIPTION),
+            license=json.dumps(LICENSE),
+            keywords=json.dumps(KEYWORDS),
+        ),
+        end="",
+    )

@@ -8,9 +8,10 @@
 #       baseline: exit 0
 # (npm install and pip install; npx and uvx run the first), and, through the npm launcher:
 #   (d) exit codes passed on: a usage error 2, a failing check 1
-#   (e) SIGTERM passed on: the launcher ends 143 and no process of the run is left
-#   (f) on another platform (process.platform made 'darwin'), and without the platform
-#       package: a clear message and exit 1
+#   (e) SIGTERM passed on: the launcher ends 143 and no process of the run is left; a binary
+#       killed by a signal: the launcher dies of the same signal
+#   (f) on another platform (process.platform made 'darwin'), on musl, on an older glibc, and
+#       without the platform package: a clear message and exit 1
 # It prints each package's size and the time from an empty directory to the first report.
 #
 #   packaging/test-install.sh DIR          (DIR as given to build.sh --out)
@@ -26,18 +27,18 @@ root=$(dirname "$here")
 [ $# -eq 1 ] || { echo "usage: packaging/test-install.sh DIR (the --out of build.sh)" >&2; exit 2; }
 dir=$(cd "$1" && pwd)
 shopt -s nullglob
-launcher_tgz=("$dir"/npm/mcp-conformance-[0-9]*.tgz)
-platform_tgz=("$dir"/npm/mcp-conformance-linux-x64-*.tgz)
+launchers=("$dir"/npm/mcp-conformance-[0-9]*.tgz)
+platforms=("$dir"/npm/mcp-conformance-linux-x64-*.tgz)
 wheels=("$dir"/wheel/mcp_conformance-*.whl)
 shopt -u nullglob
-[ ${#launcher_tgz[@]} -eq 1 ] && [ ${#platform_tgz[@]} -eq 1 ] && [ ${#wheels[@]} -eq 1 ] || {
+if [ ${#launchers[@]} -ne 1 ] || [ ${#platforms[@]} -ne 1 ] || [ ${#wheels[@]} -ne 1 ]; then
   echo "test-install.sh: $dir must hold npm/mcp-conformance-VERSION.tgz," \
     "npm/mcp-conformance-linux-x64-VERSION.tgz and one wheel/mcp_conformance-*.whl" \
     "(run packaging/build.sh --out $dir)" >&2
   exit 1
-}
-launcher_tgz=${launcher_tgz[0]}
-platform_tgz=${platform_tgz[0]}
+fi
+launcher_tgz=${launchers[0]}
+platform_tgz=${platforms[0]}
 wheel=${wheels[0]}
 
 work=$(mktemp -d)
@@ -145,6 +146,15 @@ for _ in $(seq 600); do # the server process appears: the launcher, harness and 
 done
 $server_up || { cat "$work/sigterm.log" >&2; fail "(e) the hanging server never started under the launcher"; }
 kill -TERM "$bg_pid"
+# Bounded, so a launcher that ignores SIGTERM fails this test instead of hanging it.
+for _ in $(seq 600); do
+  kill -0 "$bg_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if kill -0 "$bg_pid" 2>/dev/null; then
+  for pid in $(pgrep -f "$marker"); do kill -KILL "$pid" 2>/dev/null || true; done
+  fail "(e) the launcher was still running 60 s after SIGTERM"
+fi
 rc=0
 wait "$bg_pid" || rc=$?
 bg_pid=""
@@ -153,17 +163,55 @@ if pgrep -af "$marker" >&2; then
   fail "(e) processes of the interrupted run are left (listed above)"
 fi
 echo "ok: npm: (e) SIGTERM to the launcher: exit 143, no process left"
-# (f) Another platform: the launcher says what ships and how to build, and exits 1.
-printf '%s\n' "Object.defineProperty(process, 'platform', { value: 'darwin' });" > "$work/darwin.js"
+# A binary killed by a signal: the launcher dies of the same one (a shell sees 128 + 9).
+mkfifo "$work/stdin"
+"$d/node_modules/.bin/mcp-echo-server" < "$work/stdin" > /dev/null 2> "$work/sigkill.log" &
+bg_pid=$!
+exec 3> "$work/stdin" # the server's stdin stays open: it waits for requests
+child=""
+for _ in $(seq 600); do
+  child=$(pgrep -P "$bg_pid" -f 'bin/mcp-echo-server$' || true)
+  [ -n "$child" ] && break
+  kill -0 "$bg_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$child" ] || { exec 3>&-; cat "$work/sigkill.log" >&2; fail "(e) mcp-echo-server never started under the launcher"; }
+kill -KILL "$child"
 rc=0
-node -r "$work/darwin.js" "$d/node_modules/mcp-conformance/bin/mcp-conformance.js" --help \
-  > "$work/darwin.log" 2>&1 || rc=$?
-[ "$rc" -eq 1 ] && grep -q 'no prebuilt binary for darwin-x64 yet' "$work/darwin.log" \
-  && grep -q 'linux x64 with glibc >= [0-9]' "$work/darwin.log" \
-  && grep -q 'cargo install --locked --path conformance' "$work/darwin.log" \
-  || { cat "$work/darwin.log" >&2; fail "(f) on darwin: exit $rc, or not the expected message"; }
-echo "ok: npm: (f) on darwin-x64: exit 1 with:"
-sed 's/^/    /' "$work/darwin.log"
+wait "$bg_pid" || rc=$?
+bg_pid=""
+exec 3>&-
+[ "$rc" -eq 137 ] || { cat "$work/sigkill.log" >&2; fail "(e) the launcher of a binary killed by SIGKILL exited $rc, expected 137 (killed by the same signal)"; }
+echo "ok: npm: (e) the binary killed by SIGKILL: the launcher dies of SIGKILL too (137)"
+# (f) Another platform, musl, an old glibc (each faked with node -r): the launcher says what
+# ships and how to build from source, and exits 1.
+refused() { # label, preload script, the platform the message must name
+  local rc=0 log="$work/refused-$1.log"
+  node -r "$2" "$d/node_modules/mcp-conformance/bin/mcp-conformance.js" --help > "$log" 2>&1 || rc=$?
+  if ! { [ "$rc" -eq 1 ] && grep -qF "no prebuilt binary for $3 yet" "$log" \
+    && grep -q 'linux x64 with glibc >= [0-9]' "$log" \
+    && grep -q 'cargo install --locked --path conformance' "$log"; }; then
+    cat "$log" >&2
+    fail "(f) on $3: exit $rc, or not the expected message"
+  fi
+  if [ "$1" = darwin ]; then
+    echo "ok: npm: (f) on $3: exit 1 with:"
+    sed 's/^/    /' "$log"
+  else
+    echo "ok: npm: (f) on $3: exit 1 with: $(head -1 "$log") ..."
+  fi
+}
+printf '%s\n' "Object.defineProperty(process, 'platform', { value: 'darwin' });" > "$work/darwin.js"
+refused darwin "$work/darwin.js" darwin-x64
+report_with() { # a change to the header of node's diagnostic report (which names the glibc)
+  printf '%s\n' 'const real = process.report.getReport.bind(process.report);' \
+    "Object.defineProperty(process.report, 'getReport', {" \
+    "  value: () => { const r = real(); $1; return r; }," '});'
+}
+report_with 'delete r.header.glibcVersionRuntime' > "$work/musl.js"
+refused musl "$work/musl.js" 'linux-x64 with musl libc (no glibc)'
+report_with "r.header.glibcVersionRuntime = '2.17'" > "$work/oldglibc.js"
+refused oldglibc "$work/oldglibc.js" 'linux-x64 with glibc 2.17'
 # Without the platform package (npm skipped the optional dependency): a clear message too.
 d2=$work/npm-launcher-only
 mkdir "$d2"
@@ -172,8 +220,10 @@ npm install --prefix "$d2" --offline --registry http://127.0.0.1:9/ --cache "$wo
   || fail "npm install of $launcher_tgz alone"
 rc=0
 "$d2/node_modules/.bin/mcp-conformance" --help > "$work/noplatform.log" 2>&1 || rc=$?
-[ "$rc" -eq 1 ] && grep -q '@mcp-conformance/linux-x64@.* is not installed' "$work/noplatform.log" \
-  || { cat "$work/noplatform.log" >&2; fail "(f) without the platform package: exit $rc, or not the expected message"; }
+if ! { [ "$rc" -eq 1 ] && grep -q '@mcp-conformance/linux-x64@.* is not installed' "$work/noplatform.log"; }; then
+  cat "$work/noplatform.log" >&2
+  fail "(f) without the platform package: exit $rc, or not the expected message"
+fi
 echo "ok: npm: (f) without the platform package: exit 1 with: $(head -1 "$work/noplatform.log")"
 
 step "npx: straight from the tarballs, offline, in an empty directory"

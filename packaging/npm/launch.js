@@ -43,6 +43,7 @@ function versionBelow(have, need) {
 function unsupported() {
   const platform = `${process.platform}-${process.arch}`;
   if (process.platform !== 'linux' || process.arch !== 'x64') return platform;
+  process.report.excludeNetwork = true; // the report's network part can wait on DNS
   const report = process.report.getReport();
   const glibc = report.header && report.header.glibcVersionRuntime;
   if (!glibc) return `${platform} with musl libc (no glibc)`;
