@@ -59,8 +59,9 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) transcript: Option<PathBuf>,
 
-    /// Checks listed here (one id per line, `NAME:` before it for one target, `#` comments)
-    /// do not fail the run; a listed check that passes is stale and does.
+    /// Checks listed here (one id per line, then the reason; `#` comments; for servers,
+    /// `NAME:` before an id limits it to that server of a --config) do not fail the run; a
+    /// listed check that passes is stale and does.
     #[arg(long, value_name = "FILE")]
     pub(crate) expected_failures: Option<PathBuf>,
 

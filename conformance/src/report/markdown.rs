@@ -91,16 +91,8 @@ fn details(out: &mut String, report: &TargetReport) {
         .iter()
         .filter(|r| matches!(r.status, Status::Fail | Status::Warn) && !r.expected_failure)
         .collect();
-    let by_id = |pick: &dyn Fn(&CheckResult) -> bool| -> Vec<&str> {
-        report
-            .results
-            .iter()
-            .filter(|r| pick(r))
-            .map(|r| r.info.id.as_str())
-            .collect()
-    };
-    let blocked = by_id(&|r| r.status == Status::Blocked);
-    let expected = by_id(&|r| r.status == Status::Fail && r.expected_failure);
+    let blocked = super::ids(report, |r| r.status == Status::Blocked);
+    let expected = super::ids(report, |r| r.status == Status::Fail && r.expected_failure);
     let stale: Vec<&str> = report
         .stale_expected_failures
         .iter()

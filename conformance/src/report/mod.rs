@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use crate::transcript::Direction;
 
-use crate::check::{Status, TargetReport};
+use crate::check::{CheckResult, Status, TargetReport};
 
 /// Areas in the order reports list them; any other area follows, alphabetically.
 pub const AREA_ORDER: [&str; 13] = [
@@ -52,8 +52,13 @@ pub struct Counts {
 
 impl Counts {
     pub fn of(report: &TargetReport) -> Counts {
+        Counts::of_results(&report.results)
+    }
+
+    /// The counts of some of a target's results (one area's, say).
+    pub fn of_results<'a>(results: impl IntoIterator<Item = &'a CheckResult>) -> Counts {
         let mut c = Counts::default();
-        for r in &report.results {
+        for r in results {
             match r.status {
                 Status::Pass => c.pass += 1,
                 Status::Fail if r.expected_failure => c.expected_fail += 1,
@@ -92,17 +97,21 @@ pub fn any_failed(reports: &[TargetReport]) -> bool {
     reports.iter().any(target_failed)
 }
 
+/// The ids of a target's results that `pick` chooses, in report order.
+pub fn ids(report: &TargetReport, pick: impl Fn(&CheckResult) -> bool) -> Vec<&str> {
+    report
+        .results
+        .iter()
+        .filter(|r| pick(r))
+        .map(|r| r.info.id.as_str())
+        .collect()
+}
+
 /// The checks that made a target fail or warn, by id, one kind per line (`failed: a, b`,
 /// `warnings: c`, `stale expected failures: d`); empty when there are none.
 pub fn named_failures(report: &TargetReport) -> String {
-    let ids = |status: Status| -> Vec<&str> {
-        report
-            .results
-            .iter()
-            .filter(|r| r.status == status && !r.expected_failure)
-            .map(|r| r.info.id.as_str())
-            .collect()
-    };
+    let unexpected =
+        |status: Status| move |r: &CheckResult| r.status == status && !r.expected_failure;
     let stale: Vec<&str> = report
         .stale_expected_failures
         .iter()
@@ -110,8 +119,8 @@ pub fn named_failures(report: &TargetReport) -> String {
         .collect();
     let mut lines = String::new();
     for (what, ids) in [
-        ("failed", ids(Status::Fail)),
-        ("warnings", ids(Status::Warn)),
+        ("failed", ids(report, unexpected(Status::Fail))),
+        ("warnings", ids(report, unexpected(Status::Warn))),
         ("stale expected failures", stale),
     ] {
         if !ids.is_empty() {

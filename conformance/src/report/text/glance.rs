@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::{check, one_line, plural, push_wrapped, Paint, TextOptions, BOLD, LINE_CUT, TEXT_CUT};
 use crate::check::{CheckResult, Outcome, Status, TargetReport};
-use crate::report::areas;
+use crate::report::{areas, Counts};
 
 /// Shown in full without `--verbose`.
 pub(super) fn needs_attention(r: &CheckResult) -> bool {
@@ -105,33 +105,29 @@ pub(super) fn counts(out: &mut String, report: &TargetReport, paint: Paint) {
 /// `9 passed, 1 failed, 1 info, 1 expected failure (tools.list-shape)`: the counts of one
 /// area, in a fixed order, the expected failures named.
 fn area_counts(results: &[&CheckResult]) -> String {
-    let count = |f: &dyn Fn(&CheckResult) -> bool| results.iter().filter(|r| f(r)).count();
-    let expected: Vec<&str> = results
-        .iter()
-        .filter(|r| r.status == Status::Fail && r.expected_failure)
-        .map(|r| r.info.id.as_str())
-        .collect();
-    let warn = count(&|r| r.status == Status::Warn);
+    let c = Counts::of_results(results.iter().copied());
     let mut items: Vec<String> = [
-        (count(&|r| r.status == Status::Pass), "passed"),
-        (
-            count(&|r| r.status == Status::Fail && !r.expected_failure),
-            "failed",
-        ),
-        (warn, plural(warn, "warning", "warnings")),
-        (count(&|r| r.status == Status::Blocked), "blocked"),
-        (count(&|r| r.status == Status::Info), "info"),
-        (count(&|r| r.status == Status::Skip), "skipped"),
+        (c.pass, "passed"),
+        (c.fail, "failed"),
+        (c.warn, plural(c.warn, "warning", "warnings")),
+        (c.blocked, "blocked"),
+        (c.info, "info"),
+        (c.skip, "skipped"),
     ]
     .iter()
     .filter(|(n, _)| *n > 0)
     .map(|(n, what)| format!("{n} {what}"))
     .collect();
-    if !expected.is_empty() {
+    if c.expected_fail > 0 {
+        let expected: Vec<&str> = results
+            .iter()
+            .filter(|r| r.status == Status::Fail && r.expected_failure)
+            .map(|r| r.info.id.as_str())
+            .collect();
         items.push(format!(
             "{} {} ({})",
-            expected.len(),
-            plural(expected.len(), "expected failure", "expected failures"),
+            c.expected_fail,
+            plural(c.expected_fail, "expected failure", "expected failures"),
             one_line(&expected.join(", "), TEXT_CUT)
         ));
     }
